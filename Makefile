@@ -1,0 +1,36 @@
+# Entry points; see README.md.  Everything big lives in $(KS_CACHE)
+# (default ~/.cache/kvm-series), never in this repo.
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: setup tree build build-base test baseline bench check checkpatch bisect series export shellcheck
+
+setup:
+	$(S)/setup.sh
+tree: setup
+	$(S)/fetch-base.sh
+	$(S)/mktree.sh
+build: tree
+	$(S)/build.sh patched all
+build-base: tree
+	$(S)/build.sh base all
+# The test command: full list in the VM on the patched kernel.
+test: build
+	$(S)/run-tests.sh -k patched
+# Re-record tests/baseline from the base kernel.
+baseline: build-base
+	$(S)/run-tests.sh -k base -w
+# The main job: base vs patched measurements (not a test).
+bench: build build-base
+	$(S)/bench.sh
+checkpatch: tree
+	$(S)/check.sh checkpatch
+bisect: tree
+	$(S)/check.sh bisect
+check: checkpatch bisect shellcheck
+shellcheck:
+	shellcheck -x $(S)/*.sh .ci/run
+series: tree
+	$(S)/series.sh
+export:
+	$(S)/export.sh

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# check.sh [checkpatch|bisect|all]
+# checkpatch: scripts/checkpatch.pl --strict on every patch in patches/series
+# (no errors or warnings allowed).  bisect: build arch/x86/kvm at every
+# commit of the series (after the base fixes), with KVM_AMD + KVM_INTEL,
+# without KVM_INTEL and without KVM_AMD.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+what=${1:-all}
+[ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
+
+checkpatch() {
+	local p bad=0 n=0
+	while read -r p; do
+		case $p in '#'* | '') continue ;; esac
+		n=$((n + 1))
+		if ! "$SRC/scripts/checkpatch.pl" --strict --no-signoff -q --terse \
+			--ignore FILE_PATH_CHANGES "$TOP/patches/$p"; then
+			bad=$((bad + 1))
+		fi
+	done <"$TOP/patches/series"
+	log "checkpatch --strict: $n patches, $bad with findings"
+	[ "$bad" = 0 ]
+}
+
+bisect() {
+	local wt=$CACHE/linux-bisect c cfg out
+	[ -d "$wt" ] || git -C "$SRC" worktree add -q --detach "$wt" base-fixed
+	for cfg in all nointel noamd; do
+		out=$BUILD/bisect-$cfg
+		mkdir -p "$out"
+		git -C "$wt" checkout -q -f --detach base-fixed
+		make -s -C "$wt" O="$out" CC="ccache gcc" tinyconfig >/dev/null
+		(cd "$out" && "$wt/scripts/kconfig/merge_config.sh" -m -O "$out" .config "$TOP/config/kvm-test.config" >/dev/null)
+		case $cfg in
+		nointel) echo "# CONFIG_KVM_INTEL is not set" >>"$out/.config" ;;
+		noamd) echo "# CONFIG_KVM_AMD is not set" >>"$out/.config" ;;
+		esac
+		make -s -C "$wt" O="$out" CC="ccache gcc" olddefconfig >/dev/null
+		make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" modules_prepare >/dev/null
+		for c in $(git -C "$SRC" rev-list --reverse base-fixed..patched); do
+			git -C "$wt" checkout -q -f --detach "$c"
+			log "bisect[$cfg] $(git -C "$wt" log -1 --format=%s)"
+			make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" W=1 M=arch/x86/kvm modules ||
+				die "build fails at $(git -C "$wt" log -1 --format='%h %s') ($cfg)"
+		done
+	done
+	log "bisect: every commit of the series builds arch/x86/kvm (all, nointel, noamd)"
+}
+
+case $what in
+checkpatch) checkpatch ;;
+bisect) bisect ;;
+all) checkpatch; bisect ;;
+*) die "unknown check '$what'" ;;
+esac

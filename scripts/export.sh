@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Write the commits of $CACHE/linux back to patches/: group G is the commits
+# between the previous group's tag and grp/G (tags made by mktree.sh; to add
+# a group, tag its last commit grp/<name> and list it in patches/groups).
+# Output is stable: no hashes, no version signature, dates kept from the
+# commits themselves.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need git
+[ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
+g() { git -C "$SRC" "$@"; }
+
+mapfile -t groups < <(grep -v '^#' "$TOP/patches/groups" | sed '/^[[:space:]]*$/d')
+prev=base
+last=base
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/series"
+for grp in "${groups[@]}"; do
+	g rev-parse -q --verify "grp/$grp" >/dev/null || continue
+	g merge-base --is-ancestor "$prev" "grp/$grp" || die "grp/$grp is not after $prev"
+	mkdir -p "$tmp/$grp"
+	g format-patch -q --zero-commit --no-signature --no-stat -N \
+		-o "$tmp/$grp" "$prev..grp/$grp" >/dev/null
+	for f in "$tmp/$grp"/*.patch; do
+		[ -e "$f" ] && echo "$grp/$(basename "$f")" >>"$tmp/series"
+	done
+	prev=grp/$grp
+	last=$grp
+done
+[ "$(g rev-parse HEAD)" = "$(g rev-parse "$prev")" ] ||
+	die "HEAD is not at grp/$last: tag the new commits' group (git tag -f grp/<group>)"
+for grp in "${groups[@]}"; do
+	rm -f "$TOP/patches/$grp"/*.patch
+	[ -d "$tmp/$grp" ] || continue
+	mkdir -p "$TOP/patches/$grp"
+	cp "$tmp/$grp"/*.patch "$TOP/patches/$grp/" 2>/dev/null || true
+done
+{
+	echo "# quilt order; written by scripts/export.sh"
+	cat "$tmp/series"
+} >"$TOP/patches/series"
+log "exported $(wc -l <"$tmp/series") patches"

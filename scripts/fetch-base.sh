@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Fetch the pinned base (Debian linux-source-6.1 6.1.192-3) with apt, check
+# both sha256 sums and unpack it once into $CACHE/base-src.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need apt-get sha256sum dpkg-deb tar xz
+
+out=$CACHE/base-src
+if [ -f "$out/.unpacked-$BASE_VER" ]; then
+	exit 0
+fi
+mkdir -p "$CACHE/dl" || die "cannot create $CACHE/dl"
+deb=$CACHE/dl/${BASE_PKG}_${BASE_VER}_all.deb
+
+avail=$(df -Pk "$CACHE" | awk 'NR==2 {print $4}')
+[ "$avail" -ge 6000000 ] || die "need 6 GB free in $CACHE for the base, found $((avail / 1024)) MB"
+
+if [ ! -f "$deb" ]; then
+	log "downloading $BASE_PKG=$BASE_VER"
+	if ! (cd "$CACHE/dl" && apt-get download "$BASE_PKG=$BASE_VER" >/dev/null 2>"$CACHE/dl/apt.log"); then
+		found=$(apt-cache policy "$BASE_PKG" 2>/dev/null | awk '/Candidate:/ {print $2}')
+		die "apt cannot fetch $BASE_PKG=$BASE_VER (apt's candidate: ${found:-none}; run apt-get update?); see $CACHE/dl/apt.log"
+	fi
+fi
+sum=$(sha256sum "$deb" | cut -d' ' -f1)
+if [ "$sum" != "$BASE_DEB_SHA256" ]; then
+	rm -f "$deb"
+	die "$deb: sha256 $sum, expected $BASE_DEB_SHA256"
+fi
+
+tmp=$CACHE/base-src.tmp
+rm -rf "$tmp" "$out"
+mkdir -p "$tmp"
+log "checking and unpacking $BASE_TAR"
+dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "./$BASE_TAR"
+sum=$(sha256sum "$tmp/$BASE_TAR" | cut -d' ' -f1)
+[ "$sum" = "$BASE_TAR_SHA256" ] || die "$BASE_TAR: sha256 $sum, expected $BASE_TAR_SHA256"
+tar -xJf "$tmp/$BASE_TAR" -C "$tmp"
+[ -f "$tmp/linux-source-6.1/Makefile" ] || die "tarball has no linux-source-6.1/Makefile"
+ver=$(make -s -C "$tmp/linux-source-6.1" kernelversion 2>/dev/null)
+[ "$ver" = 6.1.192 ] || die "base Makefile says $ver, expected 6.1.192"
+mv "$tmp/linux-source-6.1" "$out"
+rm -rf "$tmp"
+touch "$out/.unpacked-$BASE_VER"
+log "base unpacked in $out"

@@ -1,0 +1,85 @@
+#!/bin/bash
+# guest-run.sh LIST: run inside the VM (see run-tests.sh).  LIST lines are
+# "name|mmu|secs|params|command".  Loads kvm + the vendor module with the
+# test's parameters (reloading only when they change), runs the command
+# under a time limit in the selftests directory and appends
+# "name|status|secs" to $KS_OUT/results.  A test still running at its limit
+# is a hang: dump task states (sysrq t, l) and KVM's exit counters first.
+set -uo pipefail
+list=$1
+res=$KS_OUT/results
+cur=""
+if grep -qw svm /proc/cpuinfo; then vendor=kvm-amd tdp=npt
+elif grep -qw vmx /proc/cpuinfo; then vendor=kvm-intel tdp=ept
+else vendor="" tdp=""; fi
+
+load() { # load MMU PARAMS
+	local want="$1 $2" p kvm_p=() ven_p=()
+	[ "$want" = "$cur" ] && return 0
+	rmmod "$vendor" kvm irqbypass 2>/dev/null
+	for p in $2; do
+		case $p in
+		kvm.*) kvm_p+=("${p#kvm.}") ;;
+		vendor.*) ven_p+=("${p#vendor.}") ;;
+		hugepages=*) ;;
+		*) echo "bad param $p"; return 1 ;;
+		esac
+	done
+	[ "$1" = shadow ] && ven_p+=("$tdp=0")
+	[ "$1" = tdp ] && ven_p+=("$tdp=1")
+	insmod "$KS_KDIR/virt/lib/irqbypass.ko" || return 1
+	insmod "$KS_KDIR/arch/x86/kvm/kvm.ko" "${kvm_p[@]}" || return 1
+	insmod "$KS_KDIR/arch/x86/kvm/$vendor.ko" "${ven_p[@]}" || return 1
+	cur=$want
+}
+
+counters() {
+	local f
+	for f in exits pf_guest pf_fixed pf_spurious; do
+		printf '%s=%s ' "$f" "$(cat "/sys/kernel/debug/kvm/$f" 2>/dev/null)"
+	done
+}
+
+hugepages() {
+	local p n=0
+	for p in $1; do case $p in hugepages=*) n=${p#hugepages=} ;; esac; done
+	echo "$n" >/proc/sys/vm/nr_hugepages
+}
+
+[ -n "$vendor" ] || echo "ks: no svm/vmx in the VM's CPU: KVM cannot load"
+while IFS='|' read -r name mmu secs params cmd; do
+	echo "$name|START" >>"$res"; sync
+	echo "ks: ==== $name ($mmu, limit ${secs}s): $cmd"
+	echo "ks: ==== $name" >/dev/kmsg
+	t0=$(date +%s)
+	if [ -z "$vendor" ] || ! load "$mmu" "$params"; then
+		echo "$name|skip|0|KVM did not load" >>"$res"; sync; cur=""
+		continue
+	fi
+	hugepages "$params"
+	(cd "$KS_SELFTESTS" && exec timeout -s INT -k 10 "$((secs + 5))" bash -c "$cmd") &
+	pid=$!
+	# Watch for the limit ourselves so the dump happens before the kill.
+	while kill -0 "$pid" 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$secs" ]; do
+		sleep 1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "ks: HANG $name after ${secs}s; KVM counters: $(counters)"
+		sleep 2
+		echo "ks: 2 s later: $(counters)"
+		echo t >/proc/sysrq-trigger
+		echo l >/proc/sysrq-trigger
+	fi
+	wait "$pid"
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	case $rc in
+	0) st=pass ;;
+	4) st=skip ;;
+	124 | 137) st=hang ;;
+	*) st=fail ;;
+	esac
+	echo "ks: ==== $name: $st (rc $rc, ${dt}s)"
+	echo "$name|$st|$dt|rc $rc" >>"$res"
+	sync
+done <"$list"

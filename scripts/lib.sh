@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# Common settings for the harness scripts; sourced, never run.
+# shellcheck disable=SC2034 # the variables are for the sourcing scripts
+
+BASE_PKG=linux-source-6.1
+BASE_VER=6.1.192-3
+BASE_DEB_SHA256=5259c57ca92092da39bd2ea803046da0e3c28f2b6a11ea20f6297468188ceb67
+BASE_TAR_SHA256=cacdc3830989309d042083be3307969e55600ed7f908cf00df544c5ff50759a1
+BASE_TAR=usr/src/linux-source-6.1.tar.xz
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${KS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvm-series}
+SRC=$CACHE/linux            # git tree: base commit + one commit per patch
+BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+
+die() { echo "error: $*" >&2; exit 1; }
+log() { echo ">>> $*" >&2; }
+
+need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || die "missing command '$c' (run scripts/setup.sh)"
+	done
+}
+
+# variant_rev base|patched -> git revision of $SRC for that variant
+variant_rev() {
+	case $1 in
+	base) echo base-fixed ;;
+	patched) echo patched ;;
+	*) die "unknown variant '$1' (want base or patched)" ;;
+	esac
+}

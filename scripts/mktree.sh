@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Make the git tree $CACHE/linux: the pinned base as the first commit (tag
+# "base"), then one commit per line of patches/series (git am).  Each patch
+# group (the directory a patch lives in, e.g. base/ or a-dirty-log/) ends at a
+# tag grp/<group>; "base-fixed" marks the end of the base/ group (fixes the
+# base needs, not part of the series we send) and "patched" the end of all.
+# A second worktree $CACHE/linux-base is checked out at base-fixed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need git
+
+export GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid
+export GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
+g() { git -C "$SRC" "$@"; }
+
+if [ ! -d "$SRC/.git" ]; then
+	log "creating git tree $SRC from the base (once)"
+	"$(dirname "$0")/fetch-base.sh"
+	rm -rf "$SRC.tmp"
+	mv "$CACHE/base-src" "$SRC.tmp"
+	rm -f "$SRC.tmp/.unpacked-$BASE_VER"
+	git -C "$SRC.tmp" init -q -b main
+	git -C "$SRC.tmp" config core.autocrlf false
+	git -C "$SRC.tmp" config gc.auto 0
+	git -C "$SRC.tmp" add -A -f .
+	GIT_AUTHOR_NAME=kvm-series GIT_AUTHOR_EMAIL=kvm-series@invalid \
+	GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE \
+		git -C "$SRC.tmp" commit -q -m "Debian $BASE_PKG $BASE_VER (pristine base)"
+	git -C "$SRC.tmp" tag base
+	mv "$SRC.tmp" "$SRC"
+fi
+
+g am --abort >/dev/null 2>&1 || true
+g checkout -q -f -B main base
+g clean -q -fdx
+for t in $(g tag -l 'grp/*'); do g tag -d "$t" >/dev/null; done
+
+prev=""
+g tag -f base-fixed base >/dev/null
+while read -r p; do
+	p=${p%%#*}
+	p=${p//[[:space:]]/}
+	[ -n "$p" ] || continue
+	[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
+	grp=$(dirname "$p")
+	if [ -n "$prev" ] && [ "$grp" != "$prev" ]; then
+		g tag -f "grp/$prev" HEAD >/dev/null
+		[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null
+	fi
+	prev=$grp
+	if ! g am -q --keep-cr --committer-date-is-author-date "$TOP/patches/$p" >/dev/null 2>"$CACHE/am.log"; then
+		echo "error: patch $p does not apply:" >&2
+		g am --show-current-patch=diff >/dev/null 2>&1 || true
+		g apply --check -v "$TOP/patches/$p" 2>&1 | grep -E '^(error|Checking|Hunk|patch failed)' | head -20 >&2 || true
+		cat "$CACHE/am.log" >&2
+		g am --abort >/dev/null 2>&1 || true
+		exit 1
+	fi
+done <"$TOP/patches/series"
+if [ -n "$prev" ]; then
+	g tag -f "grp/$prev" HEAD >/dev/null
+	[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null
+fi
+g tag -f patched HEAD >/dev/null
+
+wt=$CACHE/linux-base
+if [ ! -d "$wt" ]; then
+	g worktree prune
+	g worktree add -q --detach "$wt" base-fixed
+else
+	git -C "$wt" checkout -q -f --detach base-fixed
+	git -C "$wt" clean -q -fdx
+fi
+log "tree ready: $(g rev-list --count base..patched) patches on the base ($(g rev-list --count base..base-fixed) base fixes)"

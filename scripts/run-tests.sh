@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# run-tests.sh [-k base|patched] [-l LIST] [-f REGEX] [-w]
+# Run the selftest list (tests/list) in VMs booted on the variant's kernel,
+# print TAP and end with "N passed, N failed, N skipped", judged against
+# tests/baseline: a test that passes on the base and does not pass here is
+# a failure; tests the baseline records as failing/hanging on the base
+# under TCG are reported but do not count.  -w writes tests/baseline from
+# this run instead (use with -k base).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+variant=patched list=$TOP/tests/list filter="" write=0
+while getopts k:l:f:w o; do
+	case $o in
+	k) variant=$OPTARG ;; l) list=$OPTARG ;; f) filter=$OPTARG ;; w) write=1 ;;
+	*) die "usage: run-tests.sh [-k variant] [-l list] [-f regex] [-w]" ;;
+	esac
+done
+baseline=$TOP/tests/baseline
+[ -f "$list" ] || die "no test list $list"
+out=$CACHE/results/$variant
+rm -rf "$out"
+mkdir -p "$out"
+
+# name|mmu|secs|params|command, comments and blank lines dropped
+sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
+	grep -v -e '^#' -e '^$' | { grep -E -- "^(${filter:-.*})\|" || true; } >"$out/all"
+[ -s "$out/all" ] || die "no test in $list matches '$filter'"
+cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
+cp "$out/all" "$out/todo"
+: >"$out/results"
+boot=0
+while [ -s "$out/todo" ]; do
+	boot=$((boot + 1))
+	dir=$out/boot$boot
+	mkdir -p "$dir"
+	cp "$out/todo" "$dir/tests"
+	limit=$(awk -F'|' '{ s += $3 + 30 } END { print s + 60 }' "$dir/tests")
+	log "boot $boot: $(wc -l <"$dir/tests") tests, limit ${limit}s"
+	vrc=0
+	"$TOP/scripts/vm.sh" -k "$variant" -t "$limit" -o "$dir" -- \
+		"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" || vrc=$?
+	[ "$vrc" = 125 ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
+	touch "$dir/results"
+	# A test that started but left no result took the VM down with it.
+	awk -F'|' -v vrc="$vrc" '
+		$2 == "START" { started[$1] = 1; order[++n] = $1; next }
+		{ done[$1] = 1; print }
+		END { for (i = 1; i <= n; i++) if (!done[order[i]])
+			printf "%s|%s|0|VM %s during the test\n", order[i],
+			       vrc == 124 ? "hang" : "crash", vrc == 124 ? "hung" : "died" }
+	' "$dir/results" >"$dir/final"
+	# Splats in dmesg fail the test they happened in.
+	if [ -f "$dir/dmesg" ]; then
+		awk '/ks: ==== / { t = $NF } { print t "\t" $0 }' "$dir/dmesg" >"$dir/dmesg.tagged"
+		while IFS= read -r t; do
+			grep "^$t	" "$dir/dmesg.tagged" | cut -f2- >"$dir/dmesg.$t"
+			if "$TOP/scripts/splat.sh" "$dir/dmesg.$t" 2>"$dir/splat.$t"; then
+				sed -i "s/^$t|[a-z]*|/$t|splat|/" "$dir/final"
+			fi
+		done < <(cut -d'|' -f1 "$dir/final")
+	fi
+	cat "$dir/final" >>"$out/results"
+	awk -F'|' 'NR == FNR { seen[$1] = 1; next } !seen[$1]' "$dir/final" "$out/todo" >"$out/todo.new"
+	if cmp -s "$out/todo" "$out/todo.new"; then
+		cat "$dir/vm.err" >&2
+		die "boot $boot ran no test (see $dir/console.log)"
+	fi
+	mv "$out/todo.new" "$out/todo"
+done
+
+if [ "$write" = 1 ]; then
+	{
+		echo "# Expected outcome of each test of tests/list on the base kernel"
+		echo "# (written by scripts/run-tests.sh -k base -w).  name status # reason"
+		while IFS='|' read -r name st _; do
+			why=$(sed -n "s/^$name [a-z]* *# *//p" "$baseline" 2>/dev/null | head -1)
+			echo "$name $st${why:+ # $why}"
+		done <"$out/results"
+	} >"$baseline.new"
+	mv "$baseline.new" "$baseline"
+	log "wrote $baseline"
+fi
+
+pass=0 fail=0 skip=0 i=0
+echo "TAP version 13"
+echo "1..$(wc -l <"$out/results")"
+while IFS='|' read -r name st secs detail; do
+	i=$((i + 1))
+	exp=$(awk -v n="$name" '$1 == n { print $2 }' "$baseline" 2>/dev/null)
+	case $st in
+	pass) pass=$((pass + 1)); echo "ok $i $name # ${secs}s${exp:+ (base: $exp)}" ;;
+	skip)
+		if [ "$exp" = pass ]; then fail=$((fail + 1)); echo "not ok $i $name # skipped, but passes on the base"
+		else skip=$((skip + 1)); echo "ok $i $name # SKIP $detail"; fi ;;
+	*)
+		if [ -n "$exp" ] && [ "$exp" != pass ] && [ "$exp" != skip ]; then
+			skip=$((skip + 1)); echo "ok $i $name # SKIP $st, as on the base ($exp)"
+		else
+			fail=$((fail + 1))
+			echo "not ok $i $name # ${st^^} ($detail, ${secs}s)"
+			for f in "$out"/boot*/"splat.$name"; do
+				[ -f "$f" ] && sed 's/^/#   /' "$f"
+			done
+		fi ;;
+	esac
+done <"$out/results"
+echo "# results and guest logs: $out"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

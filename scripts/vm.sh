@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# vm.sh [-k base|patched] [-t secs] [-o dir] [-c cpus] [-m MiB] -- command...
+# Boot the variant's kernel in QEMU (TCG, -cpu max: AMD SVM with NPT; or
+# ACCEL=kvm for -accel kvm -cpu host on a host with VMX/SVM), the host's /
+# as a read-only 9p root, run the command (bash) in the guest and exit with
+# its status.  The guest's console and dmesg are saved in the -o dir.
+# Exit codes: the command's, or 124 hang (time limit hit; the console has
+# sysrq task dumps), 125 no boot, 126 WARN/BUG/lockdep in dmesg.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need qemu-system-x86_64 timeout
+variant=patched limit=600 dir="" cpus=${KS_CPUS:-2} mem=${KS_MEM:-6144}
+while getopts k:t:o:c:m: o; do
+	case $o in
+	k) variant=$OPTARG ;; t) limit=$OPTARG ;; o) dir=$OPTARG ;;
+	c) cpus=$OPTARG ;; m) mem=$OPTARG ;; *) die "bad option" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || die "usage: vm.sh [-k variant] [-t secs] [-o dir] -- command..."
+variant_rev "$variant" >/dev/null
+kdir=$BUILD/$variant
+[ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
+[ -n "$dir" ] || dir=$(mktemp -d "${TMPDIR:-/tmp}/ks-vm.XXXXXX")
+mkdir -p "$dir"
+rm -f "$dir"/{rc,dmesg,console.log}
+
+case ${ACCEL:-tcg} in
+tcg) accel=(-accel "tcg,thread=single" -cpu max) ;;
+kvm)
+	[ -w /dev/kvm ] || die "ACCEL=kvm: /dev/kvm missing or not writable"
+	grep -qwE 'vmx|svm' /proc/cpuinfo ||
+		die "ACCEL=kvm: this host's CPU offers neither VMX nor SVM, so KVM cannot run nested guests; use the default ACCEL=tcg"
+	accel=(-accel kvm -cpu host) ;;
+*) die "ACCEL must be tcg or kvm, not '$ACCEL'" ;;
+esac
+
+{
+	printf 'export KS_VARIANT=%q KS_KDIR=%q KS_TOP=%q\n' "$variant" "$kdir" "$TOP"
+	printf 'export KS_SELFTESTS=%q\n' "$kdir/selftests"
+} >"$dir/env.sh"
+printf '%s\n' "$*" >"$dir/job.sh"
+
+# Guest-side limit first (the job gets sysrq dumps), then QEMU's own.
+cmdline="console=ttyS0 root=/dev/root rootfstype=9p ro"
+cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
+cmdline+=" init=$TOP/scripts/guest-init.sh clocksource=tsc tsc=reliable"
+cmdline+=" panic=-1 loglevel=5 watchdog_thresh=30 ${KS_CMDLINE:-}"
+start=$(date +%s)
+rc=0
+timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" \
+	-smp "$cpus" -m "$mem" -nodefaults -no-reboot -display none \
+	-kernel "$kdir/arch/x86/boot/bzImage" -append "$cmdline" \
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=root,mount_tag=root \
+	-fsdev local,id=out,path="$dir",security_model=none \
+	-device virtio-9p-pci,fsdev=out,mount_tag=ks_out \
+	-chardev file,id=con,path="$dir/console.log" -serial chardev:con \
+	</dev/null >"$dir/qemu.log" 2>&1 || rc=$?
+log "vm: $(($(date +%s) - start)) s, console in $dir/console.log"
+if ! grep -q 'ks: init started' "$dir/console.log" 2>/dev/null; then
+	tail -20 "$dir/console.log" "$dir/qemu.log" >&2 2>/dev/null || true
+	echo "error: the $variant kernel did not boot to init" >&2
+	exit 125
+fi
+if [ ! -f "$dir/rc" ]; then
+	[ "$rc" = 124 ] && echo "HANG: VM passed its $((limit + 60)) s limit" >&2
+	tail -40 "$dir/console.log" >&2
+	exit 124
+fi
+if "$TOP/scripts/splat.sh" "$dir/dmesg"; then
+	exit 126
+fi
+exit "$(cat "$dir/rc")"
