@@ -21,7 +21,7 @@ load() { # load MMU PARAMS
 		case $p in
 		kvm.*) kvm_p+=("${p#kvm.}") ;;
 		vendor.*) ven_p+=("${p#vendor.}") ;;
-		hugepages=*) ;;
+		hugepages=* | -) ;;
 		*) echo "bad param $p"; return 1 ;;
 		esac
 	done
@@ -53,7 +53,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 	echo "ks: ==== $name" >/dev/kmsg
 	t0=$(date +%s)
 	if [ -z "$vendor" ] || ! load "$mmu" "$params"; then
-		echo "$name|skip|0|KVM did not load" >>"$res"; sync; cur=""
+		echo "$name|fail|0|KVM did not load" >>"$res"; sync; cur=""
 		continue
 	fi
 	hugepages "$params"
