@@ -57,7 +57,8 @@ while IFS='|' read -r name mmu secs params cmd; do
 		continue
 	fi
 	hugepages "$params"
-	(cd "$KS_SELFTESTS" && exec timeout -s INT -k 10 "$((secs + 5))" bash -c "$cmd") &
+	out=$KS_OUT/out.$name
+	(cd "$KS_SELFTESTS" && exec timeout -s INT -k 10 "$((secs + 5))" bash -c "$cmd") >"$out" 2>&1 &
 	pid=$!
 	# Watch for the limit ourselves so the dump happens before the kill.
 	while kill -0 "$pid" 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$secs" ]; do
@@ -73,13 +74,15 @@ while IFS='|' read -r name mmu secs params cmd; do
 	wait "$pid"
 	rc=$?
 	dt=$(($(date +%s) - t0))
+	cat "$out"
+	detail="rc $rc"
 	case $rc in
 	0) st=pass ;;
-	4) st=skip ;;
+	4) st=skip; detail=$(grep -m1 -o 'SKIP.*' "$out" | tr -d '|') ;;
 	124 | 137) st=hang ;;
-	*) st=fail ;;
+	*) st=fail; detail=$(grep -m1 -E 'Assertion|assert|FAIL|failed' "$out" | tr -d '|' | cut -c1-120) ;;
 	esac
 	echo "ks: ==== $name: $st (rc $rc, ${dt}s)"
-	echo "$name|$st|$dt|rc $rc" >>"$res"
+	echo "$name|$st|$dt|${detail:-rc $rc}" >>"$res"
 	sync
 done <"$list"
