@@ -14,7 +14,7 @@ checkpatch() {
 	while read -r p; do
 		case $p in '#'* | '') continue ;; esac
 		n=$((n + 1))
-		if ! "$SRC/scripts/checkpatch.pl" --strict --no-signoff -q --terse \
+		if ! PATH=/usr/bin:$PATH "$SRC/scripts/checkpatch.pl" --strict --no-signoff -q --terse \
 			--ignore FILE_PATH_CHANGES "$TOP/patches/$p"; then
 			bad=$((bad + 1))
 		fi
