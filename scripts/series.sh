@@ -26,6 +26,18 @@ while read -r grp; do
 		git -C "$SRC" format-patch -q --cover-letter --thread -o "$outdir/$grp" \
 			--base="$(git -C "$SRC" rev-parse base)" --subject-prefix=PATCH \
 			"$prev..send/$grp" >/dev/null
+		cover=$TOP/patches/$grp/cover
+		if [ -f "$cover" ]; then
+			# First line: the subject; the rest: the blurb.
+			python3 - "$outdir/$grp"/0000-cover-letter.patch "$cover" <<'PY'
+import sys
+letter, cover = sys.argv[1], open(sys.argv[2]).read().split('\n', 1)
+s = open(letter).read()
+s = s.replace('*** SUBJECT HERE ***', cover[0].strip())
+s = s.replace('*** BLURB HERE ***', cover[1].strip() if len(cover) > 1 else '')
+open(letter, 'w').write(s)
+PY
+		fi
 		git -C "$SRC" checkout -q -f main
 		git -C "$SRC" branch -D "send/$grp" >/dev/null
 		log "$grp: $n patches + cover letter in $outdir/$grp (edit the cover letter's subject and blurb)"
