@@ -3,7 +3,7 @@
 # checkpatch: scripts/checkpatch.pl --strict on every patch in patches/series
 # (no errors or warnings allowed).  bisect: build arch/x86/kvm at every
 # commit of the series (after the base fixes), with KVM_AMD + KVM_INTEL,
-# without KVM_INTEL and without KVM_AMD.
+# without KVM_INTEL and without KVM_AMD, warnings as errors.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 what=${1:-all}
@@ -37,11 +37,15 @@ bisect() {
 		noamd) echo "# CONFIG_KVM_AMD is not set" >>"$out/.config" ;;
 		esac
 		make -s -C "$wt" O="$out" CC="ccache gcc" olddefconfig >/dev/null
+		case $cfg in
+		nointel) ! grep -q '^CONFIG_KVM_INTEL=' "$out/.config" || die "KVM_INTEL still set" ;;
+		noamd) ! grep -q '^CONFIG_KVM_AMD=' "$out/.config" || die "KVM_AMD still set" ;;
+		esac
 		make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" modules_prepare >/dev/null
 		for c in $(git -C "$SRC" rev-list --reverse base-fixed..patched); do
 			git -C "$wt" checkout -q -f --detach "$c"
 			log "bisect[$cfg] $(git -C "$wt" log -1 --format=%s)"
-			make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" W=1 M=arch/x86/kvm modules ||
+			make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" KCFLAGS=-Werror arch/x86/kvm/ ||
 				die "build fails at $(git -C "$wt" log -1 --format='%h %s') ($cfg)"
 		done
 	done
