@@ -80,7 +80,11 @@ while IFS='|' read -r name mmu secs params cmd; do
 	0) st=pass ;;
 	4) st=skip; detail=$(grep -m1 -o 'SKIP.*' "$out" | tr -d '|') ;;
 	124 | 137) st=hang ;;
-	*) st=fail; detail=$(grep -m1 -E 'Assertion|assert|FAIL|failed' "$out" | tr -d '|' | cut -c1-120) ;;
+	*)
+		st=fail
+		# selftests: "  file.c:line: expr" after the header, message last
+		detail=$( (grep -A1 'Test Assertion Failure' "$out" | sed -n 2p
+			grep -E '^  [^ 0-9]' "$out" | tail -1) | tr -d '|' | tr -s ' \n' ' ' | cut -c1-160) ;;
 	esac
 	echo "ks: ==== $name: $st (rc $rc, ${dt}s)"
 	echo "$name|$st|$dt|${detail:-rc $rc}" >>"$res"
