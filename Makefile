@@ -20,8 +20,11 @@ test: build
 # Re-record tests/baseline from the base kernel.
 baseline: build-base
 	$(S)/run-tests.sh -k base -w
-# The main job: base vs patched measurements (not a test).
+# The main job: base vs patched measurements (not a test).  The selftests
+# come from the debug builds; the kernels measured have no lock debugging.
 bench: build build-base
+	$(S)/build.sh base-perf kernel
+	$(S)/build.sh patched-perf kernel
 	$(S)/bench.sh
 checkpatch: tree
 	$(S)/check.sh checkpatch

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build.sh base|patched [kernel|selftests|kvm|all]
+# build.sh base|patched|base-perf|patched-perf [kernel|selftests|kvm|all]
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache.  "kvm" rebuilds only
 # arch/x86/kvm (fast iteration).
@@ -10,33 +10,37 @@ variant=${1:?usage: build.sh base|patched [kernel|selftests|kvm|all]}
 what=${2:-all}
 rev=$(variant_rev "$variant")
 src=$SRC
-[ "$variant" = base ] && src=$CACHE/linux-base
+case $variant in base*) src=$CACHE/linux-base ;; esac
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
-[ "$variant" = base ] && [ "$have" != "$want" ] && die "$src is not at $rev (run scripts/mktree.sh)"
-[ "$variant" = patched ] && [ "$(git -C "$src" rev-list --count "$rev..HEAD")" != 0 ] &&
-	log "note: $src has commits after tag $rev"
+case $variant in
+base*) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+*) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
+esac
 out=$BUILD/$variant
 mkdir -p "$out"
 jobs=$(nproc)
 mk() { make -s -C "$src" O="$out" -j"$jobs" CC="ccache gcc" "$@"; }
 
 config() {
-	local frag=$TOP/config/kvm-test.config
-	if [ -f "$out/.config" ] && [ "$out/.config.frag" -nt "$frag" ] &&
-	   cmp -s "$frag" "$out/.config.frag"; then
+	local frags=("$TOP/config/kvm-test.config") miss
+	case $variant in *-perf) frags+=("$TOP/config/perf.config") ;; esac
+	if [ -f "$out/.config" ] && cat "${frags[@]}" | cmp -s - "$out/.config.frag"; then
 		return
 	fi
-	log "$variant: configuring (tinyconfig + config/kvm-test.config)"
+	log "$variant: configuring (tinyconfig + ${frags[*]#"$TOP/"})"
 	mk tinyconfig >/dev/null
-	(cd "$out" && KCONFIG_CONFIG=.config "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config "$frag" >/dev/null)
+	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config "${frags[@]}" >/dev/null)
 	mk olddefconfig >/dev/null
-	local miss
-	miss=$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$frag" | while read -r l; do
+	miss=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=[ym]' | while read -r l; do
 		grep -qx "$l" "$out/.config" || echo "$l"; done)
+	case $variant in *-perf)
+		miss=$(echo "$miss" | grep -v -e PROVE_LOCKING -e DEBUG_ATOMIC_SLEEP || true)
+		! grep -q '^CONFIG_PROVE_LOCKING=y' "$out/.config" || die "perf kernel still has PROVE_LOCKING" ;;
+	esac
 	[ -z "$miss" ] || die "config fragment lines not taken (dependencies?): $miss"
-	cp "$frag" "$out/.config.frag"
+	cat "${frags[@]}" >"$out/.config.frag"
 }
 
 kernel() {

@@ -25,10 +25,12 @@ need() {
 }
 
 # variant_rev base|patched -> git revision of $SRC for that variant
+# Variants: base, patched (the debug kernel: tests), base-perf, patched-perf
+# (the same without lock debugging: benchmarks).
 variant_rev() {
 	case $1 in
-	base) echo base-fixed ;;
-	patched) echo patched ;;
-	*) die "unknown variant '$1' (want base or patched)" ;;
+	base | base-perf) echo base-fixed ;;
+	patched | patched-perf) echo patched ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf or patched-perf)" ;;
 	esac
 }
