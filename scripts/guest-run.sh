@@ -58,7 +58,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 	fi
 	hugepages "$params"
 	out=$KS_OUT/out.$name
-	(cd "$KS_SELFTESTS" && exec timeout -s INT -k 10 "$((secs + 5))" bash -c "$cmd") >"$out" 2>&1 &
+	(cd "$KS_SELFTESTS" && exec timeout -s INT -k 10 "$((secs + 5))" stdbuf -oL -eL bash -c "$cmd") >"$out" 2>&1 &
 	pid=$!
 	# Watch for the limit ourselves so the dump happens before the kill.
 	while kill -0 "$pid" 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$secs" ]; do
