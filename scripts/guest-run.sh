@@ -78,8 +78,9 @@ while IFS='|' read -r name mmu secs params cmd; do
 	detail="rc $rc"
 	case $rc in
 	0) st=pass ;;
-	4) st=skip; detail=$(grep -m1 -o 'SKIP.*' "$out" | tr -d '|') ;;
+	4) st=skip; detail=$(grep -m1 -o 'SKIP.*' "$out" | sed 's/^SKIP[ -]*//' | tr -d '|') ;;
 	124 | 137) st=hang ;;
+	127) st=absent; detail="no such test in this kernel's selftests" ;;
 	*)
 		st=fail
 		# selftests: "  file.c:line: expr" after the header, message last

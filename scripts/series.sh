@@ -29,12 +29,13 @@ while read -r grp; do
 		cover=$TOP/patches/$grp/cover
 		if [ -f "$cover" ]; then
 			# First line: the subject; the rest: the blurb.
-			python3 - "$outdir/$grp"/0000-cover-letter.patch "$cover" <<'PY'
+			python3 - "$outdir/$grp"/0000-cover-letter.patch "$cover" \
+				"Based on Debian's $BASE_PKG $BASE_VER (Linux 6.1.192); the base-commit below is that tree as imported." <<'PY'
 import sys
 letter, cover = sys.argv[1], open(sys.argv[2]).read().split('\n', 1)
 s = open(letter).read()
 s = s.replace('*** SUBJECT HERE ***', cover[0].strip())
-s = s.replace('*** BLURB HERE ***', cover[1].strip() if len(cover) > 1 else '')
+s = s.replace('*** BLURB HERE ***', (cover[1].strip() if len(cover) > 1 else '') + '\n\n' + sys.argv[3])
 open(letter, 'w').write(s)
 PY
 		fi
