@@ -8,7 +8,6 @@ S := scripts
 setup:
 	$(S)/setup.sh
 tree: setup
-	$(S)/fetch-base.sh
 	$(S)/mktree.sh
 build: tree
 	$(S)/build.sh patched all

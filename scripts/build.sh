@@ -5,7 +5,7 @@
 # arch/x86/kvm (fast iteration).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need make gcc ccache flex bison bc
+need make gcc ccache flex bison bc git
 variant=${1:?usage: build.sh base|patched [kernel|selftests|kvm|all]}
 what=${2:-all}
 rev=$(variant_rev "$variant")

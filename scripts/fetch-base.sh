@@ -6,8 +6,8 @@ set -euo pipefail
 need apt-get sha256sum dpkg-deb tar xz
 
 out=$CACHE/base-src
-if [ -f "$out/.unpacked-$BASE_VER" ]; then
-	exit 0
+if [ -f "$out/.unpacked-$BASE_VER" ] || [ -d "$SRC/.git" ]; then
+	exit 0  # unpacked, or already imported into the git tree
 fi
 mkdir -p "$CACHE/dl" || die "cannot create $CACHE/dl"
 deb=$CACHE/dl/${BASE_PKG}_${BASE_VER}_all.deb

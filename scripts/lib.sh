@@ -9,6 +9,7 @@ BASE_TAR_SHA256=cacdc3830989309d042083be3307969e55600ed7f908cf00df544c5ff50759a1
 BASE_TAR=usr/src/linux-source-6.1.tar.xz
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
 CACHE=${KS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvm-series}
 SRC=$CACHE/linux            # git tree: base commit + one commit per patch
 BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests

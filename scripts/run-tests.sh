@@ -26,9 +26,28 @@ mkdir -p "$out"
 
 # name|mmu|secs|params|command, comments and blank lines dropped
 sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
-	grep -v -e '^#' -e '^$' | { grep -E -- "^(${filter:-.*})\|" || true; } >"$out/all"
+	{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } >"$out/all"
 [ -s "$out/all" ] || die "no test in $list matches '$filter'"
 cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
+# Kill the VM if the test it runs is past its limit + 120 s: the guest's
+# own limit did not work (a task stuck in the kernel, a dead guest kernel).
+watchdog() { # watchdog PID DIR
+	local pid=$1 dir=$2 last seen="" since=0 lim
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 5
+		last=$(tail -n 1 "$dir/results" 2>/dev/null || true)
+		case $last in
+		*'|START')
+			[ "$last" = "$seen" ] || { seen=$last; since=$(date +%s); }
+			lim=$(awk -F'|' -v n="${last%|START}" '$1 == n { print $3 }' "$dir/tests")
+			if [ $(($(date +%s) - since)) -gt $((${lim:-600} + 120)) ]; then
+				log "watchdog: ${last%|START} is past its limit; killing the VM"
+				pkill -f "qemu-system-x86_64 .*$dir/console.log" || true
+			fi ;;
+		esac
+	done
+}
+
 run_boots() {
 	while [ -s "$out/todo" ]; do
 		boot=$((boot + 1))
@@ -39,7 +58,9 @@ run_boots() {
 		log "boot $boot: $(wc -l <"$dir/tests") tests, limit ${limit}s"
 		vrc=0
 		"$TOP/scripts/vm.sh" -k "$variant" -t "$limit" -o "$dir" -- \
-			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" || vrc=$?
+			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
+		watchdog "$!" "$dir"
+		wait "$!" || vrc=$?
 		[ "$vrc" = 125 ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
 		# A test that started but left no result took the VM down with it.
@@ -50,18 +71,22 @@ run_boots() {
 				printf "%s|%s|0|VM %s during the test\n", order[i],
 				       vrc == 124 ? "hang" : "crash", vrc == 124 ? "hung" : "died" }
 		' "$dir/results" >"$dir/final"
-		# Splats in dmesg fail the test they happened in.
-		if [ -f "$dir/dmesg" ]; then
-			awk '/ks: ==== / { t = $NF } { print t "\t" $0 }' "$dir/dmesg" >"$dir/dmesg.tagged"
-			while IFS= read -r t; do
-				{ grep "^$t	" "$dir/dmesg.tagged" || true; } | cut -f2- >"$dir/dmesg.$t"
-				if "$TOP/scripts/splat.sh" "$dir/dmesg.$t" 2>"$dir/splat.$t"; then
-					sed -i "s/^$t|[a-z]*|/$t|splat|/" "$dir/final"
-				fi
-			done < <(cut -d'|' -f1 "$dir/final")
-		fi
+		# Splats fail the test they happened in: the console has every
+		# kernel message up to KERN_WARNING even if the VM died, dmesg
+		# (saved at the end) the rest.
+		cat "$dir/console.log" "$dir/dmesg" 2>/dev/null | awk '
+			match($0, /ks: ==== [^ :]+/) { t = substr($0, RSTART + 10, RLENGTH - 10) }
+			{ print t "\t" $0 }' >"$dir/log.tagged"
+		while IFS= read -r t; do
+			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
+			if "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t"; then
+				awk -F'|' -v t="$t" 'BEGIN { OFS = "|" } $1 == t { $2 = "splat" } 1' \
+					"$dir/final" >"$dir/final.new"
+				mv "$dir/final.new" "$dir/final"
+			fi
+		done < <(cut -d'|' -f1 "$dir/final")
 		cat "$dir/final" >>"$out/results"
-		awk -F'|' 'NR == FNR { seen[$1] = 1; next } !seen[$1]' "$dir/final" "$out/todo" >"$out/todo.new"
+		awk -F'|' 'FILENAME == ARGV[1] { seen[$1] = 1; next } !seen[$1]' "$dir/final" "$out/todo" >"$out/todo.new"
 		if cmp -s "$out/todo" "$out/todo.new"; then
 			cat "$dir/vm.err" >&2
 			die "boot $boot ran no test (see $dir/console.log)"
@@ -76,16 +101,19 @@ boot=0
 run_boots
 # Tests that tests/baseline marks flaky (a race in the test itself, see the
 # reason there) and did not pass get one more run, in a fresh boot.
-awk 'NR == FNR { if ($2 == "flaky") f[$1] = 1; next }
-	{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip"' \
+awk 'FILENAME == ARGV[1] { if ($2 == "flaky") f[$1] = 1; next }
+	{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"' \
 	"$baseline" "$out/results" >"$out/first"
 if [ -s "$out/first" ]; then
 	log "retrying flaky tests: $(cut -d'|' -f1 "$out/first" | tr '\n' ' ')"
-	awk -F'|' 'NR == FNR { r[$1] = 1; next } ($1 in r)' "$out/first" "$out/all" >"$out/todo"
-	awk -F'|' 'NR == FNR { r[$1] = 1; next } !($1 in r)' "$out/first" "$out/results" >"$out/results.new"
+	awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } ($1 in r)' "$out/first" "$out/all" >"$out/todo"
+	awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } !($1 in r)' "$out/first" "$out/results" >"$out/results.new"
 	mv "$out/results.new" "$out/results"
 	run_boots
 fi
+
+[ "$(wc -l <"$out/results")" = "$(wc -l <"$out/all")" ] ||
+	die "$(wc -l <"$out/results") results for $(wc -l <"$out/all") tests (see $out)"
 
 if [ "$write" = 1 ]; then
 	{
@@ -115,10 +143,13 @@ while IFS='|' read -r name st secs detail; do
 	pass) pass=$((pass + 1)); echo "ok $i $name # ${secs}s${exp:+ (base: $exp)}$first" ;;
 	skip)
 		if [ "$exp" = pass ]; then fail=$((fail + 1)); echo "not ok $i $name # skipped, but passes on the base"
+		elif [ -z "$exp" ]; then fail=$((fail + 1)); echo "not ok $i $name # skipped ($detail), but not on the base: a new test must run"
 		else skip=$((skip + 1)); echo "ok $i $name # SKIP $detail"; fi ;;
 	*)
-		if [ -n "$exp" ] && [ "$exp" != pass ] && [ "$exp" != skip ]; then
-			skip=$((skip + 1)); echo "ok $i $name # SKIP $st, as on the base ($exp)"
+		if [ "$st" = absent ] && [ "$write" = 1 ]; then
+			skip=$((skip + 1)); echo "ok $i $name # SKIP not in this kernel's selftests"
+		elif [ "$st" = "$exp" ] && [ "$st" != splat ]; then
+			skip=$((skip + 1)); echo "ok $i $name # SKIP $st, as on the base"
 		else
 			fail=$((fail + 1))
 			echo "not ok $i $name # ${st^^} ($detail, ${secs}s)$first"

@@ -4,8 +4,9 @@
 # ACCEL=kvm for -accel kvm -cpu host on a host with VMX/SVM), the host's /
 # as a read-only 9p root, run the command (bash) in the guest and exit with
 # its status.  The guest's console and dmesg are saved in the -o dir.
-# Exit codes: the command's, or 124 hang (time limit hit; the console has
-# sysrq task dumps), 125 no boot, 126 WARN/BUG/lockdep in dmesg.
+# Exit codes: the command's, or 123 the guest died (panic, reboot), 124
+# hang (time limit hit, or QEMU killed from outside), 125 no boot, 126
+# WARN/BUG/lockdep in the console or dmesg.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need qemu-system-x86_64 timeout
@@ -21,7 +22,13 @@ shift $((OPTIND - 1))
 variant_rev "$variant" >/dev/null
 kdir=$BUILD/$variant
 [ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
-[ -n "$dir" ] || dir=$(mktemp -d "${TMPDIR:-/tmp}/ks-vm.XXXXXX")
+# The guest mounts its own tmpfs on /tmp and /run: host paths there vanish.
+for p in "$TOP" "$CACHE"; do
+	case $(realpath -m "$p")/ in
+	/tmp/* | /run/*) die "$p is under /tmp or /run, which the guest hides; move it (KS_CACHE=...)" ;;
+	esac
+done
+[ -n "$dir" ] || dir=$(mktemp -d "$CACHE/vm.XXXXXX")
 mkdir -p "$dir"
 rm -f "$dir"/{rc,dmesg,console.log}
 
@@ -45,7 +52,8 @@ printf '%s\n' "$*" >"$dir/job.sh"
 cmdline="console=ttyS0 root=/dev/root rootfstype=9p ro"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
 cmdline+=" init=$TOP/scripts/guest-init.sh clocksource=tsc tsc=reliable"
-cmdline+=" panic=-1 loglevel=5 watchdog_thresh=30 ${KS_CMDLINE:-}"
+cmdline+=" panic=-1 loglevel=5 watchdog_thresh=30 printk.devkmsg=on"
+cmdline+=" hung_task_panic=1 softlockup_panic=1 ${KS_CMDLINE:-}"
 start=$(date +%s)
 rc=0
 timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" \
@@ -64,11 +72,13 @@ if ! grep -q 'ks: init started' "$dir/console.log" 2>/dev/null; then
 	exit 125
 fi
 if [ ! -f "$dir/rc" ]; then
-	[ "$rc" = 124 ] && echo "HANG: VM passed its $((limit + 60)) s limit" >&2
 	tail -40 "$dir/console.log" >&2
-	exit 124
+	case $rc in
+	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit 124 ;;
+	*) echo "CRASH: the guest went down before the job finished" >&2; exit 123 ;;
+	esac
 fi
-if "$TOP/scripts/splat.sh" "$dir/dmesg"; then
+if "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg"; then
 	exit 126
 fi
 exit "$(cat "$dir/rc")"
