@@ -74,8 +74,9 @@ run_boots() {
 		# Splats fail the test they happened in: the console has every
 		# kernel message up to KERN_WARNING even if the VM died, dmesg
 		# (saved at the end) the rest.
-		cat "$dir/console.log" "$dir/dmesg" 2>/dev/null | awk '
-			match($0, /ks: ==== [^ :]+/) { t = substr($0, RSTART + 10, RLENGTH - 10) }
+		{ cat "$dir/console.log"; cat "$dir/dmesg" 2>/dev/null || true; } | awk '
+			{ sub(/\r$/, "") }
+			match($0, /ks: ==== [^ :]+/) { t = substr($0, RSTART + 9, RLENGTH - 9) }
 			{ print t "\t" $0 }' >"$dir/log.tagged"
 		while IFS= read -r t; do
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
