@@ -120,6 +120,8 @@ if [ "$write" = 1 ]; then
 	{
 		echo "# Expected outcome of each test of tests/list on the base kernel"
 		echo "# (written by scripts/run-tests.sh -k base -w).  name status # reason"
+		echo "# flaky: passes on the base; if it fails it is run once more."
+		echo "# absent: not in the base's selftests (added by the series)."
 		while IFS='|' read -r name st _; do
 			why=$(sed -n "s/^$name [a-z]* *# *//p" "$baseline" | head -1)
 			old=$(awk -v n="$name" '$1 == n { print $2 }' "$baseline")
