@@ -77,7 +77,8 @@ run_boots() {
 		{ cat "$dir/console.log"; cat "$dir/dmesg" 2>/dev/null || true; } | awk '
 			{ sub(/\r$/, "") }
 			match($0, /ks: ==== [^ :]+/) { t = substr($0, RSTART + 9, RLENGTH - 9) }
-			{ print t "\t" $0 }' >"$dir/log.tagged"
+			# kernel messages only (timestamped): tests print WARNINGs too
+			/^\[ *[0-9]+\.[0-9]+\]/ { print t "\t" $0 }' >"$dir/log.tagged"
 		while IFS= read -r t; do
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
 			if "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t"; then
