@@ -20,11 +20,14 @@ test: build
 baseline: build-base
 	$(S)/run-tests.sh -k base -w
 # The main job: base vs patched measurements (not a test).  The selftests
-# come from the debug builds; the kernels measured have no lock debugging.
+# come from the patched debug build; the kernels measured have no lock
+# debugging.  BENCH=dirty|nx|cr0|all (default all), ROUNDS=boots per kernel.
+BENCH ?= all
+ROUNDS ?= 5
 bench: build build-base
 	$(S)/build.sh base-perf kernel
 	$(S)/build.sh patched-perf kernel
-	$(S)/bench.sh
+	$(S)/bench.sh $(BENCH) $(ROUNDS)
 checkpatch: tree
 	$(S)/check.sh checkpatch
 bisect: tree

@@ -44,7 +44,8 @@ esac
 
 {
 	printf 'export KS_VARIANT=%q KS_KDIR=%q KS_TOP=%q\n' "$variant" "$kdir" "$TOP"
-	printf 'export KS_SELFTESTS=%q\n' "$kdir/selftests"
+	# The selftests are built with the debug kernel of the same source.
+	printf 'export KS_SELFTESTS=%q\n' "$BUILD/${variant%-perf}/selftests"
 } >"$dir/env.sh"
 printf '%s\n' "$*" >"$dir/job.sh"
 
