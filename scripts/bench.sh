@@ -52,9 +52,22 @@ run() {
 # stats FILE: count min median max of a column of numbers
 stats() { sort -g "$1" | awk '{ a[NR] = $1 } END {
 	m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-	printf "%d %.2f %.2f %.2f\n", NR, a[1], m, a[NR] }'; }
+	printf "%d %.4g %.4g %.4g\n", NR, a[1], m, a[NR] }'; }
+med() { stats "$1" | cut -d' ' -f3; }
+# expect N FILE...: each file must hold N samples (a parse that found
+# nothing must not turn into a figure)
+expect() {
+	local n=$1 f
+	shift
+	for f; do
+		touch "$f"
+		if [ "$(wc -l <"$f")" -ne "$n" ]; then
+			die "$f: expected $n samples, found $(wc -l <"$f"); see $out"
+		fi
+	done
+}
 row() { printf '| %-10s | %10s | %10s | %10s | %10s |\n' "$@"; }
-ratio() { awk -v p="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? p / b : 0 }'; }
+ratio() { awk -v p="$1" -v b="$2" 'BEGIN { if (b) printf "%.3g", p / b; else printf "n/a" }'; }
 
 bench_dirty() {
 	local r v k a
@@ -67,6 +80,9 @@ bench_dirty() {
 				"$out/dirty.$v.$r/out.dirty" | awk '$1 > 1 { print $2 * 1000 }' >>"$out/dirty.${v%-perf}.ms"
 		done
 	done
+	for k in base patched; do
+		[ "$(wc -l <"$out/dirty.$k.ms")" -ge "$rounds" ] || die "$out/dirty.$k.ms: too few samples"
+	done
 	echo
 	echo "dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${kinds[*]})"
 	echo "clear-dirty-log time per iteration, ms (iteration 1 excluded):"
@@ -75,8 +91,7 @@ bench_dirty() {
 		read -ra a < <(stats "$out/dirty.$k.ms")
 		row "$k" "${a[@]}"
 	done
-	echo "patched/base (medians): $(ratio "$(stats "$out/dirty.patched.ms" | cut -d' ' -f3)" \
-		"$(stats "$out/dirty.base.ms" | cut -d' ' -f3)")"
+	echo "patched/base (medians): $(ratio "$(med "$out/dirty.patched.ms")" "$(med "$out/dirty.base.ms")")"
 }
 
 bench_nx() {
@@ -93,57 +108,72 @@ bench_nx() {
 			sed -n 's/^nx-hist: //p' "$f" >>"$out/nx.$k.hist"
 		done
 	done
+	for k in base patched; do
+		expect "$rounds" "$out/nx.$k".{max,p999,p99,p50}
+	done
 	echo
 	echo "nx_huge_pages_recovery_test $nx_args, TDP MMU, $nx_params"
 	echo "$rounds alternating boots per kernel (${kinds[*]}); vCPU access latency"
 	echo "during recovery, us; median over the boots of each boot's figure:"
 	row kernel max p99.9 p99 p50
 	for k in base patched; do
-		mapfile -t a < <(for m in max p999 p99 p50; do stats "$out/nx.$k.$m" | cut -d' ' -f3; done)
+		mapfile -t a < <(for m in max p999 p99 p50; do med "$out/nx.$k.$m"; done)
 		row "$k" "${a[@]}"
 	done
 	mapfile -t a < <(for m in max p999 p99 p50; do
-		ratio "$(stats "$out/nx.patched.$m" | cut -d' ' -f3)" "$(stats "$out/nx.base.$m" | cut -d' ' -f3)"
+		ratio "$(med "$out/nx.patched.$m")" "$(med "$out/nx.base.$m")"
 		echo
 	done)
 	row patched/base "${a[@]}"
 	echo "worst single boot: max $(stats "$out/nx.base.max" | cut -d' ' -f4) us (base),"\
 		"$(stats "$out/nx.patched.max" | cut -d' ' -f4) us (patched)"
+	echo "(percentiles are the upper bounds of the test's histogram buckets,"
+	echo "which are 12.5-25% wide: ratios move in steps)"
 	echo
-	echo "histogram, all boots (bucket lower bound in us: count):"
-	printf '| %10s | %12s | %12s |\n' bucket base patched
-	awk 'FNR == 1 { k++ } { c[$1, k] += $2; b[$1] = 1 } END {
-		for (x in b) printf "| %10s | %12d | %12d |\n", x, c[x, 1], c[x, 2] }' \
+	echo "histogram, all boots together (bucket lower bound in us: accesses, share):"
+	printf '| %10s | %12s | %9s | %12s | %9s |\n' bucket base % patched %
+	awk 'FILENAME == ARGV[1] { k = 1 } FILENAME == ARGV[2] { k = 2 }
+		{ c[$1, k] += $2; t[k] += $2; b[$1] = 1 } END {
+		for (x in b) printf "| %10s | %12d | %9.5f | %12d | %9.5f |\n", x,
+			c[x, 1], t[1] ? 100 * c[x, 1] / t[1] : 0, c[x, 2], t[2] ? 100 * c[x, 2] / t[2] : 0 }' \
 		"$out/nx.base.hist" "$out/nx.patched.hist" | sort -t'|' -k2 -b -g
 }
 
 bench_cr0() {
-	local r v k mmu a
-	rm -f "$out"/cr0.*.cycles
+	local r v k mmu a f
+	rm -f "$out"/cr0.*.cycles "$out"/cr0.*.pgoff
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
 			run cr0 "$v" "$r" "cr0.tdp|tdp|600|-|x86_64/cr0_wp_test $cr0_args" \
 				"cr0.shadow|shadow|600|-|x86_64/cr0_wp_test $cr0_args"
 			for mmu in tdp shadow; do
+				f=$out/cr0.$v.$r/out.cr0.$mmu
 				sed -n 's/^cr0-wp-toggle:.* cycles_per_toggle=\([0-9.]*\).*/\1/p' \
-					"$out/cr0.$v.$r/out.cr0.$mmu" | head -1 >>"$out/cr0.${v%-perf}.$mmu.cycles"
+					"$f" | head -1 >>"$out/cr0.${v%-perf}.$mmu.cycles"
+				sed -n 's/^cr0-wp-toggle-pgoff:.* cycles_per_toggle=\([0-9.]*\).*/\1/p' \
+					"$f" | head -1 >>"$out/cr0.${v%-perf}.$mmu.pgoff"
 			done
 		done
 	done
+	for k in base patched; do
+		expect "$rounds" "$out/cr0.$k".{tdp,shadow}.{cycles,pgoff}
+	done
 	echo
 	echo "cr0_wp_test $cr0_args, $rounds alternating boots per kernel (${kinds[*]})"
-	echo "guest TSC cycles per CR0.WP toggle (paging on), median over the boots:"
-	row kernel tdp shadow "" ""
+	echo "guest TSC cycles per CR0.WP toggle, median over the boots; paging on"
+	echo "(path unchanged by the series) and paging off (CR0.PG=0: the series"
+	echo "skips the MMU reset there):"
+	printf '| %-12s | %10s | %10s | %10s | %10s |\n' kernel "tdp" "shadow" "tdp PG=0" "shadow PG=0"
 	for k in base patched; do
-		row "$k" "$(stats "$out/cr0.$k.tdp.cycles" | cut -d' ' -f3)" \
-			"$(stats "$out/cr0.$k.shadow.cycles" | cut -d' ' -f3)" "" ""
+		printf '| %-12s | %10s | %10s | %10s | %10s |\n' "$k" \
+			"$(med "$out/cr0.$k.tdp.cycles")" "$(med "$out/cr0.$k.shadow.cycles")" \
+			"$(med "$out/cr0.$k.tdp.pgoff")" "$(med "$out/cr0.$k.shadow.pgoff")"
 	done
-	mapfile -t a < <(for mmu in tdp shadow; do
-		ratio "$(stats "$out/cr0.patched.$mmu.cycles" | cut -d' ' -f3)" \
-			"$(stats "$out/cr0.base.$mmu.cycles" | cut -d' ' -f3)"
+	mapfile -t a < <(for f in tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff; do
+		ratio "$(med "$out/cr0.patched.$f")" "$(med "$out/cr0.base.$f")"
 		echo
 	done)
-	row patched/base "${a[@]}" "" ""
+	printf '| %-12s | %10s | %10s | %10s | %10s |\n' patched/base "${a[@]}"
 }
 
 case $which in
