@@ -50,9 +50,10 @@ run() {
 }
 
 # stats FILE: count min median max of a column of numbers
-stats() { sort -g "$1" | awk '{ a[NR] = $1 } END {
+stats() { sort -g "$1" | awk 'function f(x) { return x >= 1000 ? sprintf("%.0f", x) : sprintf("%.4g", x) }
+	{ a[NR] = $1 } END {
 	m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-	printf "%d %.4g %.4g %.4g\n", NR, a[1], m, a[NR] }'; }
+	printf "%d %s %s %s\n", NR, f(a[1]), f(m), f(a[NR]) }'; }
 med() { stats "$1" | cut -d' ' -f3; }
 # expect N FILE...: each file must hold N samples (a parse that found
 # nothing must not turn into a figure)
