@@ -23,7 +23,8 @@ while read -r grp; do
 		git -C "$SRC" -c user.name="$name" -c user.email="$email" rebase -q \
 			--onto "$prev" "$prev" "send/$grp" \
 			--exec "git commit -q --amend --no-edit --reset-author -s" >/dev/null
-		git -C "$SRC" format-patch -q --cover-letter --thread -o "$outdir/$grp" \
+		git -C "$SRC" -c user.name="$name" -c user.email="$email" \
+			format-patch -q --cover-letter --thread -o "$outdir/$grp" \
 			--base="$(git -C "$SRC" rev-parse base)" --subject-prefix=PATCH \
 			"$prev..send/$grp" >/dev/null
 		cover=$TOP/patches/$grp/cover
