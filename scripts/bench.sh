@@ -67,8 +67,23 @@ expect() {
 		fi
 	done
 }
-row() { printf '| %-10s | %10s | %10s | %10s | %10s |\n' "$@"; }
+row() { printf '| %-12s | %10s | %10s | %10s | %10s |\n' "$@"; }
 ratio() { awk -v p="$1" -v b="$2" 'BEGIN { if (b) printf "%.3g", p / b; else printf "n/a" }'; }
+# medians BENCH KERNEL METRIC...: the median of each $out/BENCH.KERNEL.METRIC
+medians() {
+	local b=$1 k=$2 m
+	shift 2
+	for m; do med "$out/$b.$k.$m"; done
+}
+# ratios BENCH METRIC...: patched/base of the medians of each metric
+ratios() {
+	local b=$1 m
+	shift
+	for m; do
+		ratio "$(med "$out/$b.patched.$m")" "$(med "$out/$b.base.$m")"
+		echo
+	done
+}
 
 bench_dirty() {
 	local r v k a
@@ -92,7 +107,7 @@ bench_dirty() {
 		read -ra a < <(stats "$out/dirty.$k.ms")
 		row "$k" "${a[@]}"
 	done
-	echo "patched/base (medians): $(ratio "$(med "$out/dirty.patched.ms")" "$(med "$out/dirty.base.ms")")"
+	echo "patched/base (medians): $(ratios dirty ms)"
 }
 
 bench_nx() {
@@ -118,13 +133,10 @@ bench_nx() {
 	echo "during recovery, us; median over the boots of each boot's figure:"
 	row kernel max p99.9 p99 p50
 	for k in base patched; do
-		mapfile -t a < <(for m in max p999 p99 p50; do med "$out/nx.$k.$m"; done)
+		mapfile -t a < <(medians nx "$k" max p999 p99 p50)
 		row "$k" "${a[@]}"
 	done
-	mapfile -t a < <(for m in max p999 p99 p50; do
-		ratio "$(med "$out/nx.patched.$m")" "$(med "$out/nx.base.$m")"
-		echo
-	done)
+	mapfile -t a < <(ratios nx max p999 p99 p50)
 	row patched/base "${a[@]}"
 	echo "worst single boot: max $(stats "$out/nx.base.max" | cut -d' ' -f4) us (base),"\
 		"$(stats "$out/nx.patched.max" | cut -d' ' -f4) us (patched)"
@@ -164,17 +176,13 @@ bench_cr0() {
 	echo "guest TSC cycles per CR0.WP toggle, median over the boots; paging on"
 	echo "(path unchanged by the series) and paging off (CR0.PG=0: the series"
 	echo "skips the MMU reset there):"
-	printf '| %-12s | %10s | %10s | %10s | %10s |\n' kernel "tdp" "shadow" "tdp PG=0" "shadow PG=0"
+	row kernel tdp shadow "tdp PG=0" "shadow PG=0"
 	for k in base patched; do
-		printf '| %-12s | %10s | %10s | %10s | %10s |\n' "$k" \
-			"$(med "$out/cr0.$k.tdp.cycles")" "$(med "$out/cr0.$k.shadow.cycles")" \
-			"$(med "$out/cr0.$k.tdp.pgoff")" "$(med "$out/cr0.$k.shadow.pgoff")"
+		mapfile -t a < <(medians cr0 "$k" tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff)
+		row "$k" "${a[@]}"
 	done
-	mapfile -t a < <(for f in tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff; do
-		ratio "$(med "$out/cr0.patched.$f")" "$(med "$out/cr0.base.$f")"
-		echo
-	done)
-	printf '| %-12s | %10s | %10s | %10s | %10s |\n' patched/base "${a[@]}"
+	mapfile -t a < <(ratios cr0 tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff)
+	row patched/base "${a[@]}"
 }
 
 case $which in
