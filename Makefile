@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: setup tree build build-base test baseline bench check checkpatch bisect series export shellcheck
+.PHONY: setup tree build build-base test baseline bench check checkpatch bisect series export shellcheck mutants
 
 setup:
 	$(S)/setup.sh
@@ -28,6 +28,11 @@ bench: build build-base
 	$(S)/build.sh base-perf kernel
 	$(S)/build.sh patched-perf kernel
 	$(S)/bench.sh $(BENCH) $(ROUNDS)
+# Deliberate bugs (mutants/*.diff) that the tests must catch; not a test
+# (long).  MUTANTS=regex picks some.
+MUTANTS ?= .
+mutants: build
+	$(S)/mutants.sh '$(MUTANTS)'
 checkpatch: tree
 	$(S)/check.sh checkpatch
 bisect: tree

@@ -10,7 +10,9 @@
 #         MMU, from cr0_wp_test -b (series C); CR0_ARGS.
 # Not a test: it never fails on the numbers.  BENCH_KIND=perf (default:
 # kernels without lock debugging, built by "make bench") or debug (the
-# lockdep kernels the tests use).  Raw output stays in $KS_CACHE/bench/.
+# lockdep kernels the tests use).  PLATFORM=amd (QEMU TCG, SVM + NPT),
+# intel (Bochs, VMX + EPT + PML: smaller sizes, see below) or all (default:
+# amd, then intel).  Raw output stays in $KS_CACHE/bench/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 which=${1:-all}
@@ -22,12 +24,34 @@ perf) kinds=(base-perf patched-perf) ;;
 debug) kinds=(base patched) ;;
 *) die "BENCH_KIND must be perf or debug" ;;
 esac
-dirty_args=${BENCH_ARGS:--v 1 -b 256M -i 8}
-nx_params="kvm.nx_huge_pages=1 kvm.nx_huge_pages_recovery_ratio=1 kvm.nx_huge_pages_recovery_period_ms=${NX_PERIOD_MS:-100} hugepages=${NX_HUGEPAGES:-300}"
-nx_args=${NX_ARGS:--v 2 -b 512M -s 30}
-cr0_args=${CR0_ARGS:--b -n 200000}
-out=$CACHE/bench
-mkdir -p "$out"
+case ${PLATFORM:-all} in
+amd | intel) platforms=$PLATFORM ;;
+all) platforms="amd intel" ;;
+*) die "PLATFORM must be amd, intel or all" ;;
+esac
+base_out=$CACHE/bench
+# set_platform amd|intel: the VM script, sizes and output folder.  Bochs
+# runs about 10 times slower than QEMU's TCG and gives at most 2 GiB.
+set_platform() {
+	plat=$1
+	case $plat in
+	amd)
+		vm=$TOP/scripts/vm.sh
+		dirty_args=${BENCH_ARGS:--v 1 -b 256M -i 8}
+		nx_pages=${NX_HUGEPAGES:-300}
+		nx_args=${NX_ARGS:--v 2 -b 512M -s 30}
+		cr0_args=${CR0_ARGS:--b -n 200000} ;;
+	intel)
+		vm=$TOP/scripts/bochs.sh
+		dirty_args=${INTEL_BENCH_ARGS:--v 1 -b 64M -i 5}
+		nx_pages=${INTEL_NX_HUGEPAGES:-70}
+		nx_args=${INTEL_NX_ARGS:--v 2 -b 128M -s 10}
+		cr0_args=${INTEL_CR0_ARGS:--b -n 20000} ;;
+	esac
+	nx_params="kvm.nx_huge_pages=1 kvm.nx_huge_pages_recovery_ratio=1 kvm.nx_huge_pages_recovery_period_ms=${NX_PERIOD_MS:-100} hugepages=$nx_pages"
+	out=$base_out/$plat
+	mkdir -p "$out"
+}
 
 # run NAME VARIANT ROUND LIST-LINE...: one boot running the list lines
 # (name|mmu|secs|params|command, as in tests/list) through guest-run.sh.
@@ -38,10 +62,10 @@ run() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	printf '%s\n' "$@" >"$dir/list"
-	log "round $r/$rounds: $v: $what"
+	log "$plat: round $r/$rounds: $v: $what"
 	# Both kernels run the same selftest binaries: the patched build's,
 	# which has the tests the series adds.
-	"$TOP/scripts/vm.sh" -k "$v" -t 1200 -o "$dir" -- \
+	"$vm" -k "$v" -t 1200 -o "$dir" -- \
 		"KS_SELFTESTS=\"$BUILD/patched/selftests\" bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/list\"" \
 		>"$dir/log" 2>&1 ||
 		die "$v: $what, round $r: the VM failed, see $dir/log and $dir/console.log"
@@ -100,7 +124,7 @@ bench_dirty() {
 		[ "$(wc -l <"$out/dirty.$k.ms")" -ge "$rounds" ] || die "$out/dirty.$k.ms: too few samples"
 	done
 	echo
-	echo "dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${kinds[*]})"
+	echo "[$plat] dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${kinds[*]})"
 	echo "clear-dirty-log time per iteration, ms (iteration 1 excluded):"
 	row kernel samples min median max
 	for k in base patched; do
@@ -128,7 +152,7 @@ bench_nx() {
 		expect "$rounds" "$out/nx.$k".{max,p999,p99,p50}
 	done
 	echo
-	echo "nx_huge_pages_recovery_test $nx_args, TDP MMU, $nx_params"
+	echo "[$plat] nx_huge_pages_recovery_test $nx_args, TDP MMU, $nx_params"
 	echo "$rounds alternating boots per kernel (${kinds[*]}); vCPU access latency"
 	echo "during recovery, us; median over the boots of each boot's figure:"
 	row kernel max p99.9 p99 p50
@@ -172,7 +196,7 @@ bench_cr0() {
 		expect "$rounds" "$out/cr0.$k".{tdp,shadow}.{cycles,pgoff}
 	done
 	echo
-	echo "cr0_wp_test $cr0_args, $rounds alternating boots per kernel (${kinds[*]})"
+	echo "[$plat] cr0_wp_test $cr0_args, $rounds alternating boots per kernel (${kinds[*]})"
 	echo "guest TSC cycles per CR0.WP toggle, median over the boots; paging on"
 	echo "(path unchanged by the series) and paging off (CR0.PG=0: the series"
 	echo "skips the MMU reset there):"
@@ -185,9 +209,12 @@ bench_cr0() {
 	row patched/base "${a[@]}"
 }
 
-case $which in
-dirty) bench_dirty ;;
-nx) bench_nx ;;
-cr0) bench_cr0 ;;
-all) bench_dirty; bench_nx; bench_cr0 ;;
-esac
+for p in $platforms; do
+	set_platform "$p"
+	case $which in
+	dirty) bench_dirty ;;
+	nx) bench_nx ;;
+	cr0) bench_cr0 ;;
+	all) bench_dirty; bench_nx; bench_cr0 ;;
+	esac
+done

@@ -33,6 +33,14 @@ load() { # load MMU PARAMS
 	cur=$want
 }
 
+# result LINE: append to $res; on the Intel platform (no shared directory)
+# also send it to the host as it happens, over the result channel.
+result() {
+	echo "$1" >>"$res"
+	[ -z "${KS_CHAN:-}" ] || echo "@@R $1" >"$KS_CHAN"
+	sync
+}
+
 counters() {
 	local f
 	for f in exits pf_guest pf_fixed pf_spurious; do
@@ -48,12 +56,12 @@ hugepages() {
 
 [ -n "$vendor" ] || echo "ks: no svm/vmx in the VM's CPU: KVM cannot load"
 while IFS='|' read -r name mmu secs params cmd; do
-	echo "$name|START" >>"$res"; sync
+	result "$name|START"
 	echo "ks: ==== $name ($mmu, limit ${secs}s): $cmd"
 	echo "ks: ==== $name" >/dev/kmsg
 	t0=$(date +%s)
 	if [ -z "$vendor" ] || ! load "$mmu" "$params"; then
-		echo "$name|fail|0|KVM did not load" >>"$res"; sync; cur=""
+		result "$name|fail|0|KVM did not load"; cur=""
 		continue
 	fi
 	hugepages "$params"
@@ -88,6 +96,5 @@ while IFS='|' read -r name mmu secs params cmd; do
 			grep -E '^  [^ 0-9]' "$out" | tail -1) | tr -d '|' | tr -s ' \n' ' ' | cut -c1-160) ;;
 	esac
 	echo "ks: ==== $name: $st (rc $rc, ${dt}s)"
-	echo "$name|$st|$dt|${detail:-rc $rc}" >>"$res"
-	sync
+	result "$name|$st|$dt|${detail:-rc $rc}"
 done <"$list"

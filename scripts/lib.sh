@@ -27,11 +27,12 @@ need() {
 
 # variant_rev base|patched -> git revision of $SRC for that variant
 # Variants: base, patched (the debug kernel: tests), base-perf, patched-perf
-# (the same without lock debugging: benchmarks).
+# (the same without lock debugging: benchmarks), mutant (the patched kernel
+# with the KVM modules of one deliberate bug, made by scripts/mutants.sh).
 variant_rev() {
 	case $1 in
 	base | base-perf) echo base-fixed ;;
-	patched | patched-perf) echo patched ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf or patched-perf)" ;;
+	patched | patched-perf | mutant) echo patched ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf or mutant)" ;;
 	esac
 }

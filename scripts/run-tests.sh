@@ -1,38 +1,50 @@
 #!/usr/bin/env bash
-# run-tests.sh [-k base|patched] [-l LIST] [-f REGEX] [-w]
-# Run the selftest list (tests/list) in VMs booted on the variant's kernel,
-# print TAP and end with "N passed, N failed, N skipped", judged against
-# tests/baseline: a test that passes on the base and does not pass here is
-# a failure; tests the baseline records as failing/hanging on the base
-# under TCG are reported but do not count.  -w writes tests/baseline from
+# run-tests.sh [-k base|patched] [-p amd|intel|all] [-f REGEX] [-w]
+# Run the selftest lists in VMs booted on the variant's kernel, print TAP
+# and end with "N passed, N failed, N skipped", judged against the
+# baselines.  Platforms: amd (tests/list, tests/baseline: QEMU TCG, AMD SVM
+# with NPT, scripts/vm.sh) and intel (tests/list.intel,
+# tests/baseline.intel: Bochs, Intel VMX with EPT and PML,
+# scripts/bochs.sh); "all" (the default) runs both side by side, each
+# emulator on one host core.  A test that passes on the base and does not
+# pass here is a failure; tests the baseline records as failing/hanging on
+# the base are reported but do not count.  -w writes the baselines from
 # this run instead (use with -k base).  A test the baseline marks "flaky"
 # (passes on the base but has a known race of its own) is run a second
 # time if it does not pass, and judged on that second run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-variant=patched list=$TOP/tests/list filter="" write=0
-while getopts k:l:f:w o; do
+variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0
+while getopts k:p:f:w o; do
 	case $o in
-	k) variant=$OPTARG ;; l) list=$OPTARG ;; f) filter=$OPTARG ;; w) write=1 ;;
-	*) die "usage: run-tests.sh [-k variant] [-l list] [-f regex] [-w]" ;;
+	k) variant=$OPTARG ;; p) platforms=$OPTARG ;; f) filter=$OPTARG ;; w) write=1 ;;
+	*) die "usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-w]" ;;
 	esac
 done
-baseline=$TOP/tests/baseline
-[ -f "$baseline" ] || baseline=/dev/null
-[ -f "$list" ] || die "no test list $list"
-out=$CACHE/results/$variant
-rm -rf "$out"
-mkdir -p "$out"
+case $platforms in
+all) platforms="amd intel" ;;
+amd | intel) ;;
+*) die "-p wants amd, intel or all, not '$platforms'" ;;
+esac
+# plat_files PLATFORM -> "list baseline vm-script wall-factor [splat-ignore]"
+# Time limits in the lists are the guest's seconds, enforced in the guest
+# (guest-run.sh).  The host kills a VM whose test is past its limit times
+# wall-factor plus 120 s (stuck in the kernel, or a dead guest): Bochs'
+# guest clock follows its instruction count, several times slower than the
+# host's clock (KS_BOCHS_SLOWDOWN, default 10, covers a busy host).
+plat_files() {
+	case $1 in
+	amd) echo "$TOP/tests/list $TOP/tests/baseline $TOP/scripts/vm.sh 1" ;;
+	intel) echo "$TOP/tests/list.intel $TOP/tests/baseline.intel $TOP/scripts/bochs.sh" \
+		"${KS_BOCHS_SLOWDOWN:-10} $TOP/tests/splat-ignore.intel" ;;
+	esac
+}
+top=$CACHE/results/$variant
+rm -rf "$top"
+mkdir -p "$top"
 
-# name|mmu|secs|params|command, comments and blank lines dropped
-sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
-	{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } >"$out/all"
-[ -s "$out/all" ] || die "no test in $list matches '$filter'"
-cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
-# Kill the VM if the test it runs is past its limit + 120 s: the guest's
-# own limit did not work (a task stuck in the kernel, a dead guest kernel).
-watchdog() { # watchdog PID DIR
-	local pid=$1 dir=$2 last seen="" since=0 lim
+watchdog() { # watchdog PID DIR WALL-FACTOR
+	local pid=$1 dir=$2 factor=$3 last seen="" since=0 lim
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 5
 		last=$(tail -n 1 "$dir/results" 2>/dev/null || true)
@@ -40,9 +52,9 @@ watchdog() { # watchdog PID DIR
 		*'|START')
 			[ "$last" = "$seen" ] || { seen=$last; since=$(date +%s); }
 			lim=$(awk -F'|' -v n="${last%|START}" '$1 == n { print $3 }' "$dir/tests")
-			if [ $(($(date +%s) - since)) -gt $((${lim:-600} + 120)) ]; then
+			if [ $(($(date +%s) - since)) -gt $((${lim:-600} * factor + 120)) ]; then
 				log "watchdog: ${last%|START} is past its limit; killing the VM"
-				pkill -f "qemu-system-x86_64 .*$dir/console.log" || true
+				pkill -f "(qemu-system-x86_64|bochs-bin) .*$dir/(console.log|bochsrc)" || true
 			fi ;;
 		esac
 	done
@@ -54,12 +66,12 @@ run_boots() {
 		dir=$out/boot$boot
 		mkdir -p "$dir"
 		cp "$out/todo" "$dir/tests"
-		limit=$(awk -F'|' '{ s += $3 + 30 } END { print s + 60 }' "$dir/tests")
+		limit=$(awk -F'|' -v f="$factor" '{ s += ($3 + 30) * f } END { print s + 60 }' "$dir/tests")
 		log "boot $boot: $(wc -l <"$dir/tests") tests, limit ${limit}s"
 		vrc=0
-		"$TOP/scripts/vm.sh" -k "$variant" -t "$limit" -o "$dir" -- \
+		"$vm" -k "$variant" -t "$limit" -o "$dir" -- \
 			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
-		watchdog "$!" "$dir"
+		watchdog "$!" "$dir" "$factor"
 		wait "$!" || vrc=$?
 		[ "$vrc" = 125 ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
@@ -76,12 +88,15 @@ run_boots() {
 		# (saved at the end) the rest.
 		{ cat "$dir/console.log"; cat "$dir/dmesg" 2>/dev/null || true; } | awk '
 			{ sub(/\r$/, "") }
-			match($0, /ks: ==== [^ :]+/) { t = substr($0, RSTART + 9, RLENGTH - 9) }
-			# kernel messages only (timestamped): tests print WARNINGs too
-			/^\[ *[0-9]+\.[0-9]+\]/ { print t "\t" $0 }' >"$dir/log.tagged"
+			# the marker guest-run.sh writes to /dev/kmsg: the echo of
+			# the same line to the console can be cut by kernel lines
+			match($0, /\] ks: ==== [^ :]+/) { t = substr($0, RSTART + 11, RLENGTH - 11) }
+			# kernel messages only (timestamped): tests print WARNINGs too;
+			# printk can land in the middle of a line the tty is sending
+			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print t "\t" substr($0, RSTART) }' >"$dir/log.tagged"
 		while IFS= read -r t; do
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
-			if "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t"; then
+			if KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t"; then
 				awk -F'|' -v t="$t" 'BEGIN { OFS = "|" } $1 == t { $2 = "splat" } 1' \
 					"$dir/final" >"$dir/final.new"
 				mv "$dir/final.new" "$dir/final"
@@ -97,41 +112,82 @@ run_boots() {
 	done
 }
 
-cp "$out/all" "$out/todo"
-: >"$out/results"
-boot=0
-run_boots
-# Tests that tests/baseline marks flaky (a race in the test itself, see the
-# reason there) and did not pass get one more run, in a fresh boot.
-awk 'FILENAME == ARGV[1] { if ($2 == "flaky") f[$1] = 1; next }
-	{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"' \
-	"$baseline" "$out/results" >"$out/first"
-if [ -s "$out/first" ]; then
-	log "retrying flaky tests: $(cut -d'|' -f1 "$out/first" | tr '\n' ' ')"
-	awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } ($1 in r)' "$out/first" "$out/all" >"$out/todo"
-	awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } !($1 in r)' "$out/first" "$out/results" >"$out/results.new"
-	mv "$out/results.new" "$out/results"
+# run_platform PLATFORM: the platform's list, into $top/PLATFORM/results
+# (and .../first: the first outcome of flaky tests that were retried)
+run_platform() {
+	local p=$1 list baseline vm factor ignore out boot
+	read -r list baseline vm factor ignore <<<"$(plat_files "$p")"
+	[ -f "$list" ] || die "no test list $list"
+	[ -f "$baseline" ] || baseline=/dev/null
+	out=$top/$p
+	mkdir -p "$out"
+	# name|mmu|secs|params|command, comments and blank lines dropped
+	sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
+		{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } >"$out/all"
+	: >"$out/first"
+	: >"$out/results"
+	[ -s "$out/all" ] || { log "$p: no test matches '$filter'"; return 0; }
+	cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
+	cp "$out/all" "$out/todo"
+	: >"$out/results"
+	boot=0
 	run_boots
-fi
+	# Tests that tests/baseline marks flaky (a race in the test itself, see the
+	# reason there) and did not pass get one more run, in a fresh boot.
+	awk 'FILENAME == ARGV[1] { if ($2 == "flaky") f[$1] = 1; next }
+		{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"' \
+		"$baseline" "$out/results" >"$out/first"
+	if [ -s "$out/first" ]; then
+		log "retrying flaky tests: $(cut -d'|' -f1 "$out/first" | tr '\n' ' ')"
+		awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } ($1 in r)' "$out/first" "$out/all" >"$out/todo"
+		awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } !($1 in r)' "$out/first" "$out/results" >"$out/results.new"
+		mv "$out/results.new" "$out/results"
+		run_boots
+	fi
 
-[ "$(wc -l <"$out/results")" = "$(wc -l <"$out/all")" ] ||
-	die "$(wc -l <"$out/results") results for $(wc -l <"$out/all") tests (see $out)"
+	[ "$(wc -l <"$out/results")" = "$(wc -l <"$out/all")" ] ||
+		die "$(wc -l <"$out/results") results for $(wc -l <"$out/all") tests (see $out)"
+}
+
+pids=()
+for p in $platforms; do
+	run_platform "$p" 2>&1 | sed -u "s/^/[$p] /" >&2 &
+	pids+=("$!")
+done
+prc=0
+for pid in "${pids[@]}"; do wait "$pid" || prc=1; done
+[ "$prc" = 0 ] || die "a platform's run did not finish (see the messages above and $top)"
+out=$top
+cat "$top"/*/results >"$out/results"
+cat "$top"/*/first >"$out/first"
+cat "$top"/*/all >"$out/all"
+[ -s "$out/all" ] || die "no test matches '$filter'"
+baseline=$(mktemp)
+trap 'rm -f "$baseline"' EXIT
+for p in $platforms; do
+	read -r _ b _ <<<"$(plat_files "$p")"
+	[ ! -f "$b" ] || cat "$b" >>"$baseline"
+done
 
 if [ "$write" = 1 ]; then
-	{
-		echo "# Expected outcome of each test of tests/list on the base kernel"
-		echo "# (written by scripts/run-tests.sh -k base -w).  name status # reason"
-		echo "# flaky: passes on the base; if it fails it is run once more."
-		echo "# absent: not in the base's selftests (added by the series)."
-		while IFS='|' read -r name st _; do
-			why=$(sed -n "s/^$name [a-z]* *# *//p" "$baseline" | head -1)
-			old=$(awk -v n="$name" '$1 == n { print $2 }' "$baseline")
-			[ "$old" = flaky ] && [ "$st" = pass ] && st=flaky
-			echo "$name $st${why:+ # $why}"
-		done <"$out/results"
-	} >"$TOP/tests/baseline.new"
-	mv "$TOP/tests/baseline.new" "$TOP/tests/baseline"
-	log "wrote tests/baseline"
+	for p in $platforms; do
+		read -r list b _ <<<"$(plat_files "$p")"
+		[ -f "$b" ] || : >"$b"
+		{
+			echo "# Expected outcome of each test of ${list#"$TOP/"} on the base kernel"
+			echo "# (written by scripts/run-tests.sh -k base -w).  name status # reason"
+			echo "# flaky: passes on the base; if it fails it is run once more."
+			echo "# absent: not in the base's selftests (added by the series)."
+			while IFS='|' read -r name st _; do
+				why=$(sed -n "s/^$name [a-z]* *# *//p" "$b" | head -1)
+				old=$(awk -v n="$name" '$1 == n { print $2 }' "$b")
+				[ "$old" = flaky ] && [ "$st" = pass ] && st=flaky
+				echo "$name $st${why:+ # $why}"
+			done <"$top/$p/results"
+		} >"$b.new"
+		mv "$b.new" "$b"
+		log "wrote ${b#"$TOP/"}"
+	done
 fi
 
 pass=0 fail=0 skip=0 i=0

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# bochs.sh [-k variant] [-t secs] [-o dir] [-c cpus] [-m MiB] -- command...
+# The Intel platform: like vm.sh, but the variant's kernel boots in Bochs,
+# which emulates a Skylake-X with VMX, EPT, EPT A/D bits, PML and nested
+# VMX.  Bochs has no 9p, so the guest gets everything in an initramfs, at
+# the same paths as on the host: busybox, bash and the host tools the
+# harness uses, the KVM modules, the harness scripts, the selftests the job
+# names, and the files already in the -o dir (the job's input, $KS_OUT).
+# While the job runs the guest streams its result lines ("@@R ...") over a
+# second serial port; at the end it sends $KS_OUT back over that port.
+# -t is wall-clock seconds for the job, enforced here: the guest's clock
+# follows Bochs' instruction count, not the host's, so limits inside the
+# guest cannot be trusted to fire.  Booting takes minutes; it is added.
+# Exit codes as vm.sh: the command's, 123 the guest died, 124 hang (time
+# limit), 125 no boot, 126 WARN/BUG/lockdep in the console or dmesg.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need bochs-bin xorriso cpio gzip busybox timeout base64 strip ldd
+variant=patched limit=600 dir="" cpus=${KS_BOCHS_CPUS:-2} mem=${KS_BOCHS_MEM:-2048}
+while getopts k:t:o:c:m: o; do
+	case $o in
+	k) variant=$OPTARG ;; t) limit=$OPTARG ;; o) dir=$OPTARG ;;
+	c) cpus=$OPTARG ;; m) mem=$OPTARG ;; *) die "bad option" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || die "usage: bochs.sh [-k variant] [-t secs] [-o dir] -- command..."
+variant_rev "$variant" >/dev/null
+[[ $limit =~ ^[0-9]+$ ]] || die "-t wants seconds, not '$limit'"
+[ "$mem" -le 2048 ] || die "Bochs gives a guest at most 2048 MiB, not $mem"
+kdir=$BUILD/$variant
+sdir=$BUILD/${variant%-perf}/selftests
+for f in /usr/share/bochs/BIOS-bochs-latest /usr/share/vgabios/vgabios.bin \
+	/usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32; do
+	[ -f "$f" ] || die "missing $f (run scripts/setup.sh)"
+done
+[ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
+grep -q '^CONFIG_BLK_DEV_INITRD=y' "$kdir/.config" ||
+	die "the $variant kernel has no initramfs support (rebuild: scripts/build.sh $variant)"
+[ -n "$dir" ] || dir=$(mktemp -d "$CACHE/vm.XXXXXX")
+mkdir -p "$dir"
+rm -rf "$dir"/{rc,dmesg,console.log,chan.log,results,bochs.log,boot.iso,initrd}
+job="$*"
+ips=${KS_BOCHS_IPS:-100000000}
+
+# --- the initramfs -------------------------------------------------------
+root=$dir/initrd
+mkdir -p "$root"/{proc,sys,dev,tmp,run,ks/out}
+# put FILE...: copy host files to the same path in the guest, ELF files
+# stripped, with the shared libraries they need.
+put() {
+	local f d l
+	for f; do
+		d=$root$f
+		[ -e "$d" ] && continue
+		mkdir -p "$(dirname "$d")"
+		if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			strip --strip-debug -o "$d" "$f" 2>/dev/null || cp "$f" "$d"
+			chmod --reference="$f" "$d"
+			for l in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do put "$l"; done
+		else
+			cp "$f" "$d"
+		fi
+	done
+}
+for a in $(busybox --list-full); do
+	mkdir -p "$root/$(dirname "$a")"
+	[ -e "$root/$a" ] || ln -s /bin/busybox "$root/$a"
+done
+rm -f "$root/bin/busybox"
+put /bin/busybox
+for t in bash timeout stdbuf setpriv; do
+	p=$(command -v "$t") || die "missing command '$t'"
+	rm -f "$root$p"
+	put "$(realpath "$p")"
+	[ "$(realpath "$p")" = "$p" ] || ln -sf "$(realpath "$p")" "$root$p"
+done
+ln -sf /usr/bin/bash "$root/bin/bash"
+put /usr/libexec/coreutils/libstdbuf.so
+put "$kdir/virt/lib/irqbypass.ko" "$kdir/arch/x86/kvm/kvm.ko" "$kdir/arch/x86/kvm/kvm-intel.ko"
+put "$TOP"/scripts/guest-run.sh
+# The selftests the job (or its input files) names, from the variant's
+# selftests and from any other build's selftests the job names.
+mapfile -t inputs < <(find "$dir" -maxdepth 1 -type f -size -1024k ! -name '*.log' ! -name vm.err)
+words=$({ echo "$job"; cat /dev/null "${inputs[@]}"; } | tr -c 'A-Za-z0-9_./-' '\n' | sort -u)
+for s in "$sdir" $(echo "$job" | grep -o "$BUILD/[a-z-]*/selftests" | sort -u); do
+	[ -d "$s" ] || die "no selftests in $s (run scripts/build.sh ${variant%-perf} selftests)"
+	while read -r t; do
+		if grep -qxF -e "$t" -e "./$t" -e "$s/$t" <<<"$words"; then put "$s/$t"; fi
+	done < <(cd "$s" && find . -type f -perm -u+x ! -name '*.sh' | sed 's|^\./||')
+	[ ! -f "$s/x86_64/nx_huge_pages_test.sh" ] || put "$s/x86_64/nx_huge_pages_test.sh"
+done
+for f in "${inputs[@]}"; do cp "$f" "$root/ks/out/"; done
+{
+	printf 'export KS_VARIANT=%q KS_KDIR=%q KS_TOP=%q\n' "$variant" "$kdir" "$TOP"
+	printf 'export KS_SELFTESTS=%q KS_CHAN=/dev/ttyS1\n' "$sdir"
+} >"$root/ks/env.sh"
+printf '%s\n' "$job" >"$root/ks/job.sh"
+cp "$TOP/scripts/bochs-init.sh" "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initrd.gz"
+rm -rf "$root"
+
+# --- the boot CD: isolinux, the kernel, the initramfs -------------------
+# Bochs' TSC counts instructions, but the CPU model's CPUID says 3.5 GHz and
+# the kernel trusts it: its clock would run 35 times slower than Bochs' own
+# (ips: instructions per emulated second, which the HPET, the PIT and the
+# APIC timer follow).  tsc_early_khz makes all the guest's clocks agree.
+# clearcpuid=avx512f: Bochs' AVX-512 state sizes fail the kernel's XSAVE
+# consistency check (a boot WARNING); without AVX-512 they pass.
+cmdline="console=ttyS0 rdinit=/init panic=-1 loglevel=5 printk.devkmsg=on"
+cmdline+=" watchdog_thresh=60 tsc_early_khz=$((ips / 1000)) ${KS_BOCHS_CMDLINE-clearcpuid=avx512f} ${KS_CMDLINE:-}"
+iso=$dir/iso
+mkdir -p "$iso/isolinux"
+cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$iso/isolinux/"
+cp "$kdir/arch/x86/boot/bzImage" "$iso/bzimage"
+mv "$dir/initrd.gz" "$iso/initrd.gz"
+printf 'default ks\nprompt 0\ntimeout 0\nlabel ks\n  kernel /bzimage\n  append initrd=/initrd.gz %s\n' \
+	"$cmdline" >"$iso/isolinux/isolinux.cfg"
+xorriso -as mkisofs -quiet -R -J -o "$dir/boot.iso" -b isolinux/isolinux.bin \
+	-c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table "$iso" 2>"$dir/xorriso.log" ||
+	{ cat "$dir/xorriso.log" >&2; die "could not make the boot CD"; }
+rm -rf "$iso"
+
+# --- Bochs ---------------------------------------------------------------
+cat >"$dir/bochsrc" <<EOF
+config_interface: textconfig
+display_library: rfb, options="timeout=0"
+memory: guest=$mem, host=$mem
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+cpu: model=${KS_BOCHS_MODEL:-corei7_skylake_x}, count=$cpus, ips=$ips, quantum=${KS_BOCHS_QUANTUM:-16}, reset_on_triple_fault=1, ignore_bad_msrs=1
+clock: sync=none, time0=local
+pci: enabled=1, chipset=i440fx
+ata0-master: type=cdrom, path=$dir/boot.iso, status=inserted
+boot: cdrom
+com1: enabled=1, mode=file, dev=$dir/console.log
+com2: enabled=1, mode=file, dev=$dir/chan.log
+sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
+speaker: enabled=0
+mouse: enabled=0
+log: $dir/bochs.log
+panic: action=fatal
+error: action=ignore
+info: action=ignore
+debug: action=ignore
+EOF
+printf 'c\nq\n' >"$dir/bochs.rc"
+boot=${KS_BOCHS_BOOT_SECS:-420}
+start=$(date +%s)
+rc=0
+# Result lines reach $dir/results as they come, so that run-tests.sh's
+# watchdog sees which test runs.
+(
+	while sleep 5; do
+		[ -f "$dir/chan.log" ] || continue
+		{ grep -a '^@@R ' "$dir/chan.log" || true; } | cut -c5- | tr -d '\r' >"$dir/results.new"
+		mv "$dir/results.new" "$dir/results"
+	done
+) &
+feeder=$!
+timeout -k 10 "$((limit + boot))" bochs-bin -q -f "$dir/bochsrc" -rc "$dir/bochs.rc" \
+	</dev/null >"$dir/bochs.out" 2>&1 || rc=$?
+kill "$feeder" 2>/dev/null || true
+wait "$feeder" 2>/dev/null || true
+log "bochs: $(($(date +%s) - start)) s, console in $dir/console.log"
+rm -f "$dir/boot.iso" "$dir/results.new"
+if [ -f "$dir/chan.log" ] && grep -aq '^@@OUT-END' "$dir/chan.log"; then
+	tr -d '\r' <"$dir/chan.log" | sed -n '/^@@OUT-BEGIN/,/^@@OUT-END/p' | sed '1d;$d' |
+		base64 -d | tar -xzf - -C "$dir" || log "could not unpack the guest's output"
+elif [ -f "$dir/chan.log" ]; then
+	{ grep -a '^@@R ' "$dir/chan.log" || true; } | cut -c5- | tr -d '\r' >"$dir/results"
+fi
+if ! grep -aq 'ks: init started' "$dir/console.log" 2>/dev/null; then
+	tail -20 "$dir/console.log" "$dir/bochs.out" >&2 2>/dev/null || true
+	echo "error: the $variant kernel did not boot to init in Bochs" >&2
+	exit 125
+fi
+if [ ! -f "$dir/rc" ]; then
+	tail -40 "$dir/console.log" >&2
+	case $rc in
+	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit 124 ;;
+	*) echo "CRASH: the guest went down before the job finished (bochs rc $rc)" >&2; exit 123 ;;
+	esac
+fi
+if KS_SPLAT_IGNORE=$TOP/tests/splat-ignore.intel "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg"; then
+	exit 126
+fi
+exit "$(cat "$dir/rc")"
