@@ -36,13 +36,13 @@ set_platform() {
 	plat=$1
 	case $plat in
 	amd)
-		vm=$TOP/scripts/vm.sh
+		vm=$TOP/scripts/vm.sh vm_secs=1200
 		dirty_args=${BENCH_ARGS:--v 1 -b 256M -i 8}
 		nx_pages=${NX_HUGEPAGES:-300}
 		nx_args=${NX_ARGS:--v 2 -b 512M -s 30}
 		cr0_args=${CR0_ARGS:--b -n 200000} ;;
 	intel)
-		vm=$TOP/scripts/bochs.sh
+		vm=$TOP/scripts/bochs.sh vm_secs=5400
 		dirty_args=${INTEL_BENCH_ARGS:--v 1 -b 64M -i 5}
 		nx_pages=${INTEL_NX_HUGEPAGES:-70}
 		nx_args=${INTEL_NX_ARGS:--v 2 -b 128M -s 10}
@@ -65,7 +65,7 @@ run() {
 	log "$plat: round $r/$rounds: $v: $what"
 	# Both kernels run the same selftest binaries: the patched build's,
 	# which has the tests the series adds.
-	"$vm" -k "$v" -t 1200 -o "$dir" -- \
+	"$vm" -k "$v" -t "$vm_secs" -o "$dir" -- \
 		"KS_SELFTESTS=\"$BUILD/patched/selftests\" bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/list\"" \
 		>"$dir/log" 2>&1 ||
 		die "$v: $what, round $r: the VM failed, see $dir/log and $dir/console.log"

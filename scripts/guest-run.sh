@@ -21,7 +21,7 @@ load() { # load MMU PARAMS
 		case $p in
 		kvm.*) kvm_p+=("${p#kvm.}") ;;
 		vendor.*) ven_p+=("${p#vendor.}") ;;
-		hugepages=* | -) ;;
+		hugepages=* | cpus=* | -) ;;
 		*) echo "bad param $p"; return 1 ;;
 		esac
 	done
@@ -30,6 +30,15 @@ load() { # load MMU PARAMS
 	insmod "$KS_KDIR/virt/lib/irqbypass.ko" || return 1
 	insmod "$KS_KDIR/arch/x86/kvm/kvm.ko" "${kvm_p[@]}" || return 1
 	insmod "$KS_KDIR/arch/x86/kvm/$vendor.ko" "${ven_p[@]}" || return 1
+	# The Intel platform exists for EPT, its A/D bits and PML: a TDP test
+	# must have them on unless it turns one off itself.
+	if [ "$vendor" = kvm-intel ] && [ "$1" = tdp ]; then
+		for p in ept eptad pml; do
+			case " ${ven_p[*]} " in *" $p=0 "*) continue ;; esac
+			[ "$(cat "/sys/module/kvm_intel/parameters/$p")" = Y ] ||
+				{ echo "kvm_intel: $p is off"; rmmod "$vendor" kvm irqbypass; return 1; }
+		done
+	fi
 	cur=$want
 }
 

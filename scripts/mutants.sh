@@ -32,11 +32,27 @@ ln -s "$BUILD/patched/selftests" "$mut/selftests"
 cp "$BUILD/patched/.config" "$mut/.config"
 cp "$BUILD/patched/virt/lib/irqbypass.ko" "$mut/virt/lib/"
 
+# The patched modules are saved first and put back after each build, so
+# that a failed or interrupted run never leaves mutant code in the tree or
+# in $BUILD/patched.
+kos=(arch/x86/kvm/kvm.ko arch/x86/kvm/kvm-amd.ko arch/x86/kvm/kvm-intel.ko)
+save=$CACHE/mutants/patched-modules
+mkdir -p "$save"
+for k in "${kos[@]}"; do cp "$BUILD/patched/$k" "$save/"; done
+applied=""
 restore() {
-	git -C "$SRC" checkout -q -- arch/x86/kvm
-	"$TOP/scripts/build.sh" patched kvm >/dev/null 2>&1 || log "warning: rebuilding the patched modules failed"
+	local k
+	if [ -n "$applied" ]; then
+		git -C "$SRC" apply -R "$applied" || die "could not take $applied back out of $SRC"
+		applied=""
+	fi
+	for k in "${kos[@]}"; do cp "$save/$(basename "$k")" "$BUILD/patched/$k"; done
+	# the objects are the mutant's: rebuild them from the restored tree
+	"$TOP/scripts/build.sh" patched kvm >/dev/null 2>&1 || die "rebuilding the patched modules failed"
 }
-trap restore EXIT
+trap 'restore' EXIT
+trap 'exit 130' INT TERM
+listed=$(cat "$TOP/tests/list" "$TOP/tests/list.intel" | grep -v '^#' | cut -d'|' -f1 | tr -d ' ')
 
 table=()
 for m in "${all[@]}"; do
@@ -45,13 +61,22 @@ for m in "${all[@]}"; do
 	tests=$(sed -n 's/^Tests: *//p' "$m" | head -1)
 	case $plat in amd | intel) ;; *) die "$m: 'Platform:' must be amd or intel" ;; esac
 	[ -n "$tests" ] || die "$m: no 'Tests:' line"
+	for t in $tests; do
+		grep -qxF "$t" <<<"$listed" || die "$m: test '$t' is in neither tests/list nor tests/list.intel"
+	done
 	t0=$(date +%s)
 	log "mutant $name ($plat): $tests"
 	git -C "$SRC" apply --check "$m" 2>/dev/null || die "$m does not apply to the patched tree"
 	git -C "$SRC" apply "$m"
+	applied=$m
 	"$TOP/scripts/build.sh" patched kvm >"$out/$name.build.log" 2>&1 ||
-		{ restore; die "$name does not build (see $out/$name.build.log)"; }
-	cp "$BUILD/patched/arch/x86/kvm/"{kvm,kvm-amd,kvm-intel}.ko "$mut/arch/x86/kvm/"
+		die "$name does not build (see $out/$name.build.log)"
+	changed=0
+	for k in "${kos[@]}"; do
+		cmp -s "$BUILD/patched/$k" "$save/$(basename "$k")" || changed=1
+		cp "$BUILD/patched/$k" "$mut/arch/x86/kvm/"
+	done
+	[ "$changed" = 1 ] || die "$name: the rebuilt modules are the patched ones (build did not relink?)"
 	restore
 	regex=$(echo "$tests" | tr -s ' ' '\n' | sed 's/[.]/\\./g' | paste -sd'|')
 	rc=0
@@ -62,7 +87,9 @@ for m in "${all[@]}"; do
 	if [ -z "$summary" ]; then
 		verdict="error (rc $rc, see $out/$name.log)"
 	elif [ "$(echo "$summary" | awk '{ print $3 }')" -gt 0 ]; then
-		verdict="killed by $(grep '^not ok' "$out/$name.tap" | awk '{ print $4 }' | paste -sd' ')"
+		# name and status (FAIL, HANG, STALL, SPLAT, ...): a stall or a
+		# module that did not load is not a catch; read the TAP
+		verdict="killed by $(grep '^not ok' "$out/$name.tap" | awk '{ print $4 " (" $6 ")" }' | paste -sd' ')"
 	else
 		verdict="SURVIVED"
 	fi

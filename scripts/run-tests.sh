@@ -39,6 +39,7 @@ plat_files() {
 		"${KS_BOCHS_SLOWDOWN:-10} $TOP/tests/splat-ignore.intel" ;;
 	esac
 }
+variant_rev "$variant" >/dev/null
 top=$CACHE/results/$variant
 rm -rf "$top"
 mkdir -p "$top"
@@ -60,28 +61,39 @@ watchdog() { # watchdog PID DIR WALL-FACTOR
 	done
 }
 
+# cpus=N among a test's parameters: it runs in a VM with N CPUs (a boot of
+# its own); the others in the VM script's default.
+cpus_of() { awk -F'|' '{ c = ""; if (match($4, /(^| )cpus=[0-9]+/)) c = substr($4, RSTART, RLENGTH); sub(/.*=/, "", c); print c }'; }
 run_boots() {
+	local cpus copt
 	while [ -s "$out/todo" ]; do
 		boot=$((boot + 1))
 		dir=$out/boot$boot
 		mkdir -p "$dir"
-		cp "$out/todo" "$dir/tests"
+		# the tests that want as many CPUs as the first one left
+		cpus=$(head -1 "$out/todo" | cpus_of)
+		paste -d'|' <(cpus_of <"$out/todo") "$out/todo" |
+			awk -F'|' -v c="$cpus" '$1 == c' | cut -d'|' -f2- >"$dir/tests"
+		copt=()
+		[ -z "$cpus" ] || copt=(-c "$cpus")
 		limit=$(awk -F'|' -v f="$factor" '{ s += ($3 + 30) * f } END { print s + 60 }' "$dir/tests")
-		log "boot $boot: $(wc -l <"$dir/tests") tests, limit ${limit}s"
+		log "boot $boot: $(wc -l <"$dir/tests") tests${cpus:+ ($cpus CPUs)}, limit ${limit}s"
 		vrc=0
-		"$vm" -k "$variant" -t "$limit" -o "$dir" -- \
+		"$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
 			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
 		watchdog "$!" "$dir" "$factor"
 		wait "$!" || vrc=$?
 		[ "$vrc" = 125 ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
 		# A test that started but left no result took the VM down with it.
+		# (122: the emulated machine itself stopped, see bochs.sh)
 		awk -F'|' -v vrc="$vrc" '
 			$2 == "START" { started[$1] = 1; order[++n] = $1; next }
 			{ done[$1] = 1; print }
 			END { for (i = 1; i <= n; i++) if (!done[order[i]])
 				printf "%s|%s|0|VM %s during the test\n", order[i],
-				       vrc == 124 ? "hang" : "crash", vrc == 124 ? "hung" : "died" }
+				       vrc == 124 ? "hang" : vrc == 122 ? "stall" : "crash",
+				       vrc == 124 ? "hung" : vrc == 122 ? "stopped making progress (no guest heartbeat)" : "died" }
 		' "$dir/results" >"$dir/final"
 		# Splats fail the test they happened in: the console has every
 		# kernel message up to KERN_WARNING even if the VM died, dmesg
@@ -96,7 +108,9 @@ run_boots() {
 			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print t "\t" substr($0, RSTART) }' >"$dir/log.tagged"
 		while IFS= read -r t; do
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
-			if KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t"; then
+			src=0
+			KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t" || src=$?
+			if [ "$src" != 1 ]; then  # 0: a splat, 2: the check itself failed
 				awk -F'|' -v t="$t" 'BEGIN { OFS = "|" } $1 == t { $2 = "splat" } 1' \
 					"$dir/final" >"$dir/final.new"
 				mv "$dir/final.new" "$dir/final"
@@ -149,6 +163,14 @@ run_platform() {
 		die "$(wc -l <"$out/results") results for $(wc -l <"$out/all") tests (see $out)"
 }
 
+# Ctrl-C or a kill: stop both platforms' VMs too (background jobs of a
+# script ignore SIGINT).
+killtree() {
+	local c
+	for c in $(pgrep -P "$1"); do killtree "$c"; done
+	kill -TERM "$1" 2>/dev/null || true
+}
+trap 'trap - INT TERM; for p in "${pids[@]}"; do killtree "$p"; done; exit 130' INT TERM
 pids=()
 for p in $platforms; do
 	run_platform "$p" 2>&1 | sed -u "s/^/[$p] /" >&2 &
@@ -178,12 +200,18 @@ if [ "$write" = 1 ]; then
 			echo "# (written by scripts/run-tests.sh -k base -w).  name status # reason"
 			echo "# flaky: passes on the base; if it fails it is run once more."
 			echo "# absent: not in the base's selftests (added by the series)."
-			while IFS='|' read -r name st _; do
+			# every test of the list; those this run left out (-f) as before
+			while IFS='|' read -r name _; do
+				st=$(awk -F'|' -v n="$name" '$1 == n { print $2 }' "$top/$p/results")
+				if [ -z "$st" ]; then
+					grep "^$name " "$b" || true
+					continue
+				fi
 				why=$(sed -n "s/^$name [a-z]* *# *//p" "$b" | head -1)
 				old=$(awk -v n="$name" '$1 == n { print $2 }' "$b")
 				[ "$old" = flaky ] && [ "$st" = pass ] && st=flaky
 				echo "$name $st${why:+ # $why}"
-			done <"$top/$p/results"
+			done < <(sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" | grep -v -e '^#' -e '^$')
 		} >"$b.new"
 		mv "$b.new" "$b"
 		log "wrote ${b#"$TOP/"}"
@@ -213,7 +241,7 @@ while IFS='|' read -r name st secs detail; do
 		else
 			fail=$((fail + 1))
 			echo "not ok $i $name # ${st^^} ($detail, ${secs}s)$first"
-			for f in "$out"/boot*/"splat.$name"; do
+			for f in "$top"/*/boot*/"splat.$name"; do
 				[ -f "$f" ] && sed 's/^/#   /' "$f"
 			done
 		fi ;;
