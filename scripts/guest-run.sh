@@ -31,10 +31,11 @@ load() { # load MMU PARAMS
 	insmod "$KS_KDIR/arch/x86/kvm/kvm.ko" "${kvm_p[@]}" || return 1
 	insmod "$KS_KDIR/arch/x86/kvm/$vendor.ko" "${ven_p[@]}" || return 1
 	# The Intel platform exists for EPT, its A/D bits and PML: a TDP test
-	# must have them on unless it turns one off itself.
+	# must have them on unless it turns one off itself (PML needs A/D).
 	if [ "$vendor" = kvm-intel ] && [ "$1" = tdp ]; then
 		for p in ept eptad pml; do
 			case " ${ven_p[*]} " in *" $p=0 "*) continue ;; esac
+			[ "$p" = pml ] && case " ${ven_p[*]} " in *" eptad=0 "*) continue ;; esac
 			[ "$(cat "/sys/module/kvm_intel/parameters/$p")" = Y ] ||
 				{ echo "kvm_intel: $p is off"; rmmod "$vendor" kvm irqbypass; return 1; }
 		done
