@@ -112,16 +112,13 @@ rm -rf "$root"
 # APIC timer follow).  tsc_early_khz makes all the guest's clocks agree.
 # clearcpuid=avx512f: Bochs' AVX-512 state sizes fail the kernel's XSAVE
 # consistency check (a boot WARNING); without AVX-512 they pass.
-# noxsaves: once, a task's XRSTORS from the compacted XSAVE area took a #GP
-# ("Bad FPU state detected", a WARNING in fixup_exception) under Bochs;
-# the standard format (XSAVEOPT/XRSTOR) is the older, simpler path.
 # mem=: Bochs ends RAM 64 KiB below the size asked for, so the last page
 # frame is not a multiple of 64; access_tracking_perf_test reads the idle
 # page bitmap in 64-page words and fails ("pread from page_idle") when one
 # of its pages lies in that last, partial word.  A limit 1 MiB lower ends
 # RAM on a 64-page boundary.
 cmdline="console=ttyS0,115200 rdinit=/init panic=-1 loglevel=5 printk.devkmsg=on"
-cmdline+=" watchdog_thresh=60 tsc_early_khz=$((ips / 1000)) mem=$((mem - 1))M ${KS_BOCHS_CMDLINE-clearcpuid=avx512f noxsaves} ${KS_CMDLINE:-}"
+cmdline+=" watchdog_thresh=60 tsc_early_khz=$((ips / 1000)) mem=$((mem - 1))M ${KS_BOCHS_CMDLINE-clearcpuid=avx512f} ${KS_CMDLINE:-}"
 iso=$dir/iso
 mkdir -p "$iso/isolinux"
 cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$iso/isolinux/"
