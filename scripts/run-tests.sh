@@ -30,8 +30,9 @@ esac
 # Time limits in the lists are the guest's seconds, enforced in the guest
 # (guest-run.sh).  The host kills a VM whose test is past its limit times
 # wall-factor plus 120 s (stuck in the kernel, or a dead guest): Bochs'
-# guest clock follows its instruction count, several times slower than the
-# host's clock (KS_BOCHS_SLOWDOWN, default 10, covers a busy host).
+# guest clock follows its instruction count, about the host's pace on an
+# idle core and several times slower on a busy host (KS_BOCHS_SLOWDOWN,
+# default 10, covers that).
 plat_files() {
 	case $1 in
 	amd) echo "$TOP/tests/list $TOP/tests/baseline $TOP/scripts/vm.sh 1" ;;
