@@ -4,31 +4,25 @@
 # which emulates a Skylake-X with VMX, EPT, EPT A/D bits, PML and nested
 # VMX.  Bochs has no 9p, so the guest gets everything in an initramfs, at
 # the same paths as on the host: busybox, bash and the host tools the
-# harness uses, the KVM modules, the harness scripts, the selftests the job
+# harness uses, the KVM modules, guest-run.sh, the selftests the job
 # names, and the files already in the -o dir (the job's input, $KS_OUT).
 # While the job runs the guest streams its result lines ("@@R ...") over a
 # second serial port; at the end it sends $KS_OUT back over that port.
-# -t is wall-clock seconds for the job, enforced here: the guest's clock
-# follows Bochs' instruction count, not the host's, so limits inside the
-# guest cannot be trusted to fire.  Booting takes minutes; it is added.
+# -t is host seconds for the job, enforced here (the guest's clock follows
+# Bochs' instruction count, not the host's); the boot's time is added.
 # The guest's init sends a heartbeat every 5 guest seconds: when the second
 # serial port stays silent for KS_BOCHS_STALL host seconds (default 300)
 # after init started, the emulated machine has stopped (its clock stands
 # still: no timer interrupt is handled on any CPU) and the VM is killed.
-# Bochs cannot be told not to reboot: a second boot kills it (a crash).  Exit codes as vm.sh: the command's, 123 the guest died, 124
-# hang (time limit), 125 no boot, 126 WARN/BUG/lockdep in the console or
-# dmesg; and 122 such a stall.
+# Bochs cannot be told not to reboot: a second boot kills it (a crash).
+# Exit codes as vm.sh: the command's, 123 the guest died, 124 hang (time
+# limit), 125 no boot, 126 WARN/BUG/lockdep in the console or dmesg; and
+# 122 such a stall.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need bochs-bin xorriso cpio gzip busybox timeout base64 strip ldd
-variant=patched limit=600 dir="" cpus=${KS_BOCHS_CPUS:-1} mem=${KS_BOCHS_MEM:-2048}
-while getopts k:t:o:c:m: o; do
-	case $o in
-	k) variant=$OPTARG ;; t) limit=$OPTARG ;; o) dir=$OPTARG ;;
-	c) cpus=$OPTARG ;; m) mem=$OPTARG ;; *) die "bad option" ;;
-	esac
-done
-shift $((OPTIND - 1))
+vm_opts "${KS_BOCHS_CPUS:-1}" "${KS_BOCHS_MEM:-2048}" "$@"
+shift "$vm_nopts"
 [ $# -gt 0 ] || die "usage: bochs.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
 [[ $limit =~ ^[0-9]+$ ]] || die "-t wants seconds, not '$limit'"
@@ -160,6 +154,8 @@ start=$(date +%s)
 rc=0
 # Result lines reach $dir/results as they come, so that run-tests.sh's
 # watchdog sees which test runs.
+# chan_results: the result lines the guest sent so far
+chan_results() { { grep -a '^@@R ' "$dir/chan.log" || true; } | cut -c5- | tr -d '\r'; }
 stall=${KS_BOCHS_STALL:-300}
 [[ $stall =~ ^[1-9][0-9]*$ ]] || die "KS_BOCHS_STALL wants seconds, not '$stall'"
 (
@@ -167,7 +163,7 @@ stall=${KS_BOCHS_STALL:-300}
 	size=0 quiet=0
 	while sleep 5; do
 		[ -f "$dir/chan.log" ] || continue
-		{ grep -a '^@@R ' "$dir/chan.log" || true; } | cut -c5- | tr -d '\r' >"$dir/results.new"
+		chan_results >"$dir/results.new"
 		mv "$dir/results.new" "$dir/results"
 		if [ "$(grep -ac 'ks: init started' "$dir/console.log")" -gt 1 ]; then
 			echo "the guest rebooted" >"$dir/rebooted"
@@ -195,7 +191,7 @@ if [ -f "$dir/chan.log" ] && grep -aq '^@@OUT-END' "$dir/chan.log"; then
 	tr -d '\r' <"$dir/chan.log" | sed -n '/^@@OUT-BEGIN/,/^@@OUT-END/p' | sed '1d;$d' |
 		base64 -d | tar -xzf - -C "$dir" || log "could not unpack the guest's output"
 elif [ -f "$dir/chan.log" ]; then
-	{ grep -a '^@@R ' "$dir/chan.log" || true; } | cut -c5- | tr -d '\r' >"$dir/results"
+	chan_results >"$dir/results"
 fi
 [ ! -f "$dir/rebooted" ] || rm -f "$dir/rc"
 if ! grep -aq 'ks: init started' "$dir/console.log" 2>/dev/null; then

@@ -25,6 +25,23 @@ need() {
 	done
 }
 
+# vm_opts CPUS MIB ARGS...: the options vm.sh and bochs.sh share,
+# [-k variant] [-t secs] [-o dir] [-c cpus] [-m MiB]; sets variant, limit,
+# dir, cpus (default CPUS) and mem (default MIB), and vm_nopts, the number
+# of arguments they took (the caller shifts them off).
+vm_opts() {
+	local o OPTIND=1
+	variant=patched limit=600 dir="" cpus=$1 mem=$2
+	shift 2
+	while getopts k:t:o:c:m: o; do
+		case $o in
+		k) variant=$OPTARG ;; t) limit=$OPTARG ;; o) dir=$OPTARG ;;
+		c) cpus=$OPTARG ;; m) mem=$OPTARG ;; *) die "bad option" ;;
+		esac
+	done
+	vm_nopts=$((OPTIND - 1))
+}
+
 # variant_rev base|patched -> git revision of $SRC for that variant
 # Variants: base, patched (the debug kernel: tests), base-perf, patched-perf
 # (the same without lock debugging: benchmarks), mutant (the patched kernel

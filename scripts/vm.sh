@@ -10,14 +10,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need qemu-system-x86_64 timeout
-variant=patched limit=600 dir="" cpus=${KS_CPUS:-2} mem=${KS_MEM:-6144}
-while getopts k:t:o:c:m: o; do
-	case $o in
-	k) variant=$OPTARG ;; t) limit=$OPTARG ;; o) dir=$OPTARG ;;
-	c) cpus=$OPTARG ;; m) mem=$OPTARG ;; *) die "bad option" ;;
-	esac
-done
-shift $((OPTIND - 1))
+vm_opts "${KS_CPUS:-2}" "${KS_MEM:-6144}" "$@"
+shift "$vm_nopts"
 [ $# -gt 0 ] || die "usage: vm.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
 kdir=$BUILD/$variant
