@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-tests.sh [-k base|patched] [-p amd|intel|all] [-f REGEX] [-w]
+# run-tests.sh [-k base|patched] [-p amd|intel|all] [-f REGEX] [-r N] [-w]
 # Run the selftest lists in VMs booted on the variant's kernel, print TAP
 # and end with "N passed, N failed, N skipped", judged against the
 # baselines.  Platforms: amd (tests/list, tests/baseline: QEMU TCG, AMD SVM
@@ -10,17 +10,24 @@
 # pass here is a failure; tests the baseline records as failing/hanging on
 # the base are reported but do not count.  -w writes the baselines from
 # this run instead (use with -k base).  A test the baseline marks "flaky"
-# (passes on the base but has a known race of its own) is run a second
-# time if it does not pass, and judged on that second run.
+# (passes on the base but has a known race of its own, written next to it,
+# and runs no code the series changes) is run a second time if it does not
+# pass, and judged on that second run; such passes are counted and marked
+# "passed on retry".  -r N runs each selected test N times (as NAME~1 ...
+# NAME~N, in the same boots, no retry) and prints how often each passed:
+# the way to re-examine a flaky mark.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0
-while getopts k:p:f:w o; do
+variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0 repeat=1
+while getopts k:p:f:r:w o; do
 	case $o in
 	k) variant=$OPTARG ;; p) platforms=$OPTARG ;; f) filter=$OPTARG ;; w) write=1 ;;
-	*) die "usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-w]" ;;
+	r) repeat=$OPTARG ;;
+	*) die "usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-r N] [-w]" ;;
 	esac
 done
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, not '$repeat'"
+[ "$repeat" = 1 ] || [ "$write" = 0 ] || die "-r and -w do not go together"
 case $platforms in
 all) platforms="amd intel" ;;
 amd | intel) ;;
@@ -143,15 +150,23 @@ run_platform() {
 	: >"$out/results"
 	[ -s "$out/all" ] || { log "$p: no test matches '$filter'"; return 0; }
 	cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
+	if [ "$repeat" -gt 1 ]; then
+		awk -F'|' -v n="$repeat" 'BEGIN { OFS = "|" }
+			{ t = $1; for (i = 1; i <= n; i++) { $1 = t "~" i; print } }' \
+			"$out/all" >"$out/all.new"
+		mv "$out/all.new" "$out/all"
+	fi
 	cp "$out/all" "$out/todo"
 	: >"$out/results"
 	boot=0
 	run_boots
 	# Tests that tests/baseline marks flaky (a race in the test itself, see the
 	# reason there) and did not pass get one more run, in a fresh boot.
-	awk 'FILENAME == ARGV[1] { if ($2 == "flaky") f[$1] = 1; next }
-		{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"' \
-		"$baseline" "$out/results" >"$out/first"
+	# Not with -r: that counts how often they pass.
+	[ "$repeat" -gt 1 ] ||
+		awk 'FILENAME == ARGV[1] { if ($2 == "flaky") f[$1] = 1; next }
+			{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"' \
+			"$baseline" "$out/results" >"$out/first"
 	if [ -s "$out/first" ]; then
 		log "retrying flaky tests: $(cut -d'|' -f1 "$out/first" | tr '\n' ' ')"
 		awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } ($1 in r)' "$out/first" "$out/all" >"$out/todo"
@@ -219,17 +234,25 @@ if [ "$write" = 1 ]; then
 	done
 fi
 
-pass=0 fail=0 skip=0 i=0
+pass=0 fail=0 skip=0 retried=0 i=0
 echo "TAP version 13"
 echo "1..$(wc -l <"$out/results")"
 while IFS='|' read -r name st secs detail; do
 	i=$((i + 1))
-	exp=$(awk -v n="$name" '$1 == n { print $2 }' "$baseline")
+	# NAME~K (-r): the K-th run of NAME
+	exp=$(awk -v n="${name%~*}" '$1 == n { print $2 }' "$baseline")
 	[ "$exp" = flaky ] && exp=pass
 	[ "$exp" = absent ] && exp=""  # added by the series: judged like a new test
 	first=$(awk -F'|' -v n="$name" '$1 == n { print "; first run: " $2 " (" $4 ")" }' "$out/first")
 	case $st in
-	pass) pass=$((pass + 1)); echo "ok $i $name # ${secs}s${exp:+ (base: $exp)}$first" ;;
+	pass)
+		pass=$((pass + 1))
+		if [ -n "$first" ]; then
+			retried=$((retried + 1))
+			echo "ok $i $name # passed on retry, ${secs}s$first"
+		else
+			echo "ok $i $name # ${secs}s${exp:+ (base: $exp)}"
+		fi ;;
 	skip)
 		if [ "$exp" = pass ]; then fail=$((fail + 1)); echo "not ok $i $name # skipped, but passes on the base"
 		elif [ -z "$exp" ]; then fail=$((fail + 1)); echo "not ok $i $name # skipped ($detail), but not on the base: a new test must run"
@@ -249,5 +272,13 @@ while IFS='|' read -r name st secs detail; do
 	esac
 done <"$out/results"
 echo "# results and guest logs: $out"
+if [ "$repeat" -gt 1 ]; then
+	echo "# passes per test, of $repeat runs:"
+	awk -F'|' '{ t = $1; sub(/~[0-9]+$/, "", t); n[t]++; p[t] += $2 == "pass"
+		if (!(t in o)) o[t] = ++k; if ($2 != "pass") w[t] = w[t] " " $2 }
+		END { for (t in o) printf "%d\t# %s: %d of %d passed%s\n", o[t], t, p[t], n[t], w[t] }' \
+		"$out/results" | sort -n | cut -f2-
+fi
+echo "# passed on retry (flaky, counted as passed): $retried"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
