@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # mutants.sh [REGEX]: check that the tests catch deliberate bugs.  Each
-# mutants/NAME.diff is a small change to the patched tree (arch/x86/kvm)
-# with a header naming the platform (amd or intel) and the tests
-# (tests/list or tests/list.intel names) that must catch it:
+# mutants/NAME.diff is a small change to the patched tree with a header
+# naming the platform (amd or intel) and the tests (tests/list or
+# tests/list.intel names) that must catch it:
 #   Mutant: what is broken
 #   Platform: intel
 #   Tests: name name...
-# One at a time: apply it to the patched tree, rebuild arch/x86/kvm, copy
-# the modules to the "mutant" kernel ($BUILD/mutant: the patched kernel
-# image and selftests with these modules), restore the tree and its
-# modules, and run the named tests on the mutant.  A mutant is killed
-# when a test fails; it survives when they all pass.  Prints a table:
-# mutant, platform, tests, killed/survived, time.  Logs stay in
-# $KS_CACHE/mutants/NAME/.
+# The two platforms' mutants run side by side (one emulator per host core),
+# each platform's one at a time: under a lock on the tree, apply the mutant
+# to the patched tree, rebuild arch/x86/kvm, copy the modules to the
+# platform's mutant kernel ($BUILD/mutant-<platform>: the patched kernel
+# image and selftests with these modules), restore the tree and the patched
+# modules; then, without the lock, run the named tests on it.  A mutant is
+# killed when a test fails; it survives when they all pass.  Prints a
+# table: mutant, platform, tests, killed/survived, time.  Logs stay in
+# $KS_CACHE/mutants/NAME.*.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 filter=${1:-.}
@@ -24,39 +26,13 @@ mapfile -t all < <(find "$TOP/mutants" -name '*.diff' | sort | grep -E -- "$filt
 [ ${#all[@]} -gt 0 ] || die "no mutant matches '$filter'"
 out=$CACHE/mutants
 mkdir -p "$out"
-mut=$BUILD/mutant
-rm -rf "$mut"
-mkdir -p "$mut/arch/x86/boot" "$mut/arch/x86/kvm" "$mut/virt/lib"
-ln -s "$BUILD/patched/arch/x86/boot/bzImage" "$mut/arch/x86/boot/bzImage"
-ln -s "$BUILD/patched/selftests" "$mut/selftests"
-cp "$BUILD/patched/.config" "$mut/.config"
-cp "$BUILD/patched/virt/lib/irqbypass.ko" "$mut/virt/lib/"
-
-# The patched modules are saved first and put back after each build, so
-# that a failed or interrupted run never leaves mutant code in the tree or
-# in $BUILD/patched.
-kos=(arch/x86/kvm/kvm.ko arch/x86/kvm/kvm-amd.ko arch/x86/kvm/kvm-intel.ko)
-save=$CACHE/mutants/patched-modules
-mkdir -p "$save"
-for k in "${kos[@]}"; do cp "$BUILD/patched/$k" "$save/"; done
-applied=""
-restore() {
-	local k
-	if [ -n "$applied" ]; then
-		git -C "$SRC" apply -R "$applied" || die "could not take $applied back out of $SRC"
-		applied=""
-	fi
-	for k in "${kos[@]}"; do cp "$save/$(basename "$k")" "$BUILD/patched/$k"; done
-	# the objects are the mutant's: rebuild them from the restored tree
-	"$TOP/scripts/build.sh" patched kvm >/dev/null 2>&1 || die "rebuilding the patched modules failed"
-}
-trap 'restore' EXIT
-trap 'exit 130' INT TERM
+lock=$out/tree.lock
 listed=$(cat "$TOP/tests/list" "$TOP/tests/list.intel" | grep -v '^#' | cut -d'|' -f1 | tr -d ' ')
+kos=(arch/x86/kvm/kvm.ko arch/x86/kvm/kvm-amd.ko arch/x86/kvm/kvm-intel.ko)
 
-table=()
+# Check every header before anything runs.
+declare -A plat_of
 for m in "${all[@]}"; do
-	name=$(basename "$m" .diff)
 	plat=$(sed -n 's/^Platform: *//p' "$m" | head -1)
 	tests=$(sed -n 's/^Tests: *//p' "$m" | head -1)
 	case $plat in amd | intel) ;; *) die "$m: 'Platform:' must be amd or intel" ;; esac
@@ -64,39 +40,97 @@ for m in "${all[@]}"; do
 	for t in $tests; do
 		grep -qxF "$t" <<<"$listed" || die "$m: test '$t' is in neither tests/list nor tests/list.intel"
 	done
-	t0=$(date +%s)
-	log "mutant $name ($plat): $tests"
 	git -C "$SRC" apply --check "$m" 2>/dev/null || die "$m does not apply to the patched tree"
-	git -C "$SRC" apply "$m"
-	applied=$m
-	"$TOP/scripts/build.sh" patched kvm >"$out/$name.build.log" 2>&1 ||
-		die "$name does not build (see $out/$name.build.log)"
-	changed=0
+	plat_of[$m]=$plat
+done
+
+# The patched modules are saved first and put back after each build, so
+# that a failed or interrupted run never leaves mutant code in the tree or
+# in $BUILD/patched.
+save=$out/patched-modules
+mkdir -p "$save"
+for k in "${kos[@]}"; do cp "$BUILD/patched/$k" "$save/"; done
+
+# build_mutant FILE DIR: with the lock held, the mutant's modules into DIR.
+build_mutant() {
+	local m=$1 dir=$2 name k changed=0 rc=0
+	name=$(basename "$m" .diff)
+	git -C "$SRC" apply "$m" || return 1
+	# killed half way (Ctrl-C): the tree and the patched modules go back
+	trap 'git -C "$SRC" apply -R "$m"; for k in "${kos[@]}"; do cp "$save/${k##*/}" "$BUILD/patched/$k"; done' EXIT
+	"$TOP/scripts/build.sh" patched kvm >"$out/$name.build.log" 2>&1 || rc=$?
 	for k in "${kos[@]}"; do
 		cmp -s "$BUILD/patched/$k" "$save/$(basename "$k")" || changed=1
-		cp "$BUILD/patched/$k" "$mut/arch/x86/kvm/"
+		cp "$BUILD/patched/$k" "$dir/arch/x86/kvm/"
+		cp "$save/$(basename "$k")" "$BUILD/patched/$k"
 	done
-	[ "$changed" = 1 ] || die "$name: the rebuilt modules are the patched ones (build did not relink?)"
-	restore
-	regex=$(echo "$tests" | tr -s ' ' '\n' | sed 's/[.]/\\./g' | paste -sd'|')
-	rc=0
-	"$TOP/scripts/run-tests.sh" -k mutant -p "$plat" -f "$regex" >"$out/$name.tap" 2>"$out/$name.log" || rc=$?
-	rm -rf "${out:?}/$name"
-	cp -r "$CACHE/results/mutant" "$out/$name"
-	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.tap" | tail -1 || true)
-	if [ -z "$summary" ]; then
-		verdict="error (rc $rc, see $out/$name.log)"
-	elif [ "$(echo "$summary" | awk '{ print $3 }')" -gt 0 ]; then
-		# name and status (FAIL, HANG, STALL, SPLAT, ...): a stall or a
-		# module that did not load is not a catch; read the TAP
-		verdict="killed by $(grep '^not ok' "$out/$name.tap" | awk '{ print $4 " (" $6 ")" }' | paste -sd' ')"
-	else
-		verdict="SURVIVED"
-	fi
-	table+=("$(printf '| %s | %s | %s | %s | %d s |' "$name" "$plat" "$tests" "$verdict" $(($(date +%s) - t0)))")
-	log "mutant $name: $verdict"
+	trap - EXIT
+	git -C "$SRC" apply -R "$m" || die "could not take $m back out of $SRC"
+	# the objects are the mutant's: rebuild them from the restored tree
+	"$TOP/scripts/build.sh" patched kvm >/dev/null 2>&1 || die "rebuilding the patched modules failed"
+	[ "$rc" = 0 ] || { log "$name does not build (see $out/$name.build.log)"; return 1; }
+	[ "$changed" = 1 ] || { log "$name: the rebuilt modules are the patched ones"; return 1; }
+}
+
+# run_platform PLAT: every selected mutant of PLAT, one after the other;
+# one table row per mutant into $out/table.PLAT.
+run_platform() {
+	local plat=$1 var=mutant-$1 mut m name tests t0 regex rc summary verdict
+	mut=$BUILD/$var
+	rm -rf "$mut"
+	mkdir -p "$mut/arch/x86/boot" "$mut/arch/x86/kvm" "$mut/virt/lib"
+	ln -s "$BUILD/patched/arch/x86/boot/bzImage" "$mut/arch/x86/boot/bzImage"
+	ln -s "$BUILD/patched/selftests" "$mut/selftests"
+	cp "$BUILD/patched/.config" "$mut/.config"
+	cp "$BUILD/patched/virt/lib/irqbypass.ko" "$mut/virt/lib/"
+	: >"$out/table.$plat"
+	for m in "${all[@]}"; do
+		[ "${plat_of[$m]}" = "$plat" ] || continue
+		name=$(basename "$m" .diff)
+		tests=$(sed -n 's/^Tests: *//p' "$m" | head -1)
+		t0=$(date +%s)
+		log "mutant $name ($plat): $tests"
+		if ! (flock 9 && build_mutant "$m" "$mut") 9>"$lock"; then
+			verdict="error (no build, see $out/$name.build.log)"
+		else
+			regex=$(echo "$tests" | tr -s ' ' '\n' | sed 's/[.]/\\./g' | paste -sd'|')
+			rc=0
+			"$TOP/scripts/run-tests.sh" -k "$var" -p "$plat" -f "$regex" \
+				>"$out/$name.tap" 2>"$out/$name.log" || rc=$?
+			rm -rf "${out:?}/$name"
+			cp -r "$CACHE/results/$var" "$out/$name"
+			summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.tap" | tail -1 || true)
+			if [ -z "$summary" ]; then
+				verdict="error (rc $rc, see $out/$name.log)"
+			elif [ "$(echo "$summary" | awk '{ print $3 }')" -gt 0 ]; then
+				# name and status (FAIL, HANG, STALL, SPLAT, ...): a
+				# stall or a module that did not load is not a catch
+				verdict="killed by $(grep '^not ok' "$out/$name.tap" | awk '{ print $4 " (" $6 ")" }' | paste -sd' ')"
+			else
+				verdict="SURVIVED"
+			fi
+		fi
+		printf '| %s | %s | %s | %s | %d s |\n' "$name" "$plat" "$tests" "$verdict" \
+			$(($(date +%s) - t0)) >>"$out/table.$plat"
+		log "mutant $name: $verdict"
+	done
+}
+
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; exit 130' INT TERM
+t0=$(date +%s)
+for plat in amd intel; do
+	grep -qx "$plat" < <(printf '%s\n' "${plat_of[@]}") || continue
+	run_platform "$plat" &
+	pids+=($!)
 done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
 echo
 echo "| mutant | platform | tests | result | time |"
 echo "| --- | --- | --- | --- | --- |"
-printf '%s\n' "${table[@]}"
+for m in "${all[@]}"; do
+	grep -F "| $(basename "$m" .diff) |" "$out/table.${plat_of[$m]}" || true
+done
+echo "$((($(date +%s) - t0) / 60)) min in all"
+exit "$rc"
