@@ -5,7 +5,7 @@
 #  dirty  the per-iteration clear-dirty-log time of dirty_log_perf_test
 #         (series A); BENCH_ARGS overrides its arguments;
 #  nx     vCPU fault latency while NX huge page recovery runs at full rate,
-#         from nx_huge_pages_recovery_test (series B); NX_ARGS;
+#         from nx_huge_pages_recovery_perf_test (series B); NX_ARGS;
 #  cr0    the cost of one CR0.WP toggle seen by the guest, TDP and shadow
 #         MMU, from cr0_wp_test -b (series C); CR0_ARGS.
 # Not a test: it never fails on the numbers.  BENCH_KIND=perf (default:
@@ -139,7 +139,7 @@ bench_nx() {
 	rm -f "$out"/nx.*.{max,p999,p99,p50,hist}
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
-			run nx "$v" "$r" "nx|tdp|600|$nx_params|x86_64/nx_huge_pages_recovery_test $nx_args"
+			run nx "$v" "$r" "nx|tdp|600|$nx_params|x86_64/nx_huge_pages_recovery_perf_test $nx_args"
 			f=$out/nx.$v.$r/out.nx
 			k=${v%-perf}
 			for m in max p999 p99 p50; do
@@ -152,7 +152,7 @@ bench_nx() {
 		expect "$rounds" "$out/nx.$k".{max,p999,p99,p50}
 	done
 	echo
-	echo "[$plat] nx_huge_pages_recovery_test $nx_args, TDP MMU, $nx_params"
+	echo "[$plat] nx_huge_pages_recovery_perf_test $nx_args, TDP MMU, $nx_params"
 	echo "$rounds alternating boots per kernel (${kinds[*]}); vCPU access latency"
 	echo "during recovery, us; median over the boots of each boot's figure:"
 	row kernel max p99.9 p99 p50

@@ -58,7 +58,7 @@ selftests() {
 	make -s -C "$src/tools/testing/selftests/kvm" -j"$jobs" CC="ccache gcc" \
 		OUTPUT="$out/selftests" KHDR_INCLUDES="-isystem $out/usr/include" \
 		>"$out/selftests.log" 2>&1 || { tail -30 "$out/selftests.log" >&2; die "selftests build failed"; }
-	cp "$src/tools/testing/selftests/kvm/x86_64/nx_huge_pages_test.sh" "$out/selftests/x86_64/"
+	cp "$src"/tools/testing/selftests/kvm/x86_64/nx_huge_pages*_test.sh "$out/selftests/x86_64/"
 }
 
 case $what in
