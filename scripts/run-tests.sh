@@ -214,7 +214,8 @@ if [ "$write" = 1 ]; then
 		{
 			echo "# Expected outcome of each test of ${list#"$TOP/"} on the base kernel"
 			echo "# (written by scripts/run-tests.sh -k base -w).  name status # reason"
-			echo "# flaky: passes on the base; if it fails it is run once more."
+			echo "# flaky: passes on the base; if it fails it is run once more (only for tests"
+			echo "# that run no code the series changes, with the cause written next to it)."
 			echo "# absent: not in the base's selftests (added by the series)."
 			# every test of the list; those this run left out (-f) as before
 			while IFS='|' read -r name _; do
