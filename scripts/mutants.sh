@@ -20,8 +20,6 @@ set -euo pipefail
 filter=${1:-.}
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 [ -f "$BUILD/patched/arch/x86/boot/bzImage" ] || die "no patched kernel (run make build)"
-[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
-	die "$SRC has uncommitted changes; a mutant run needs a clean tree"
 mapfile -t all < <(find "$TOP/mutants" -name '*.diff' | sort | grep -E -- "$filter" || true)
 [ ${#all[@]} -gt 0 ] || die "no mutant matches '$filter'"
 out=$CACHE/mutants
@@ -40,16 +38,23 @@ for m in "${all[@]}"; do
 	for t in $tests; do
 		grep -qxF "$t" <<<"$listed" || die "$m: test '$t' is in neither tests/list nor tests/list.intel"
 	done
-	git -C "$SRC" apply --check "$m" 2>/dev/null || die "$m does not apply to the patched tree"
+	flock "$lock" git -C "$SRC" apply --check "$m" 2>/dev/null || die "$m does not apply to the patched tree"
 	plat_of[$m]=$plat
 done
 
 # The patched modules are saved first and put back after each build, so
 # that a failed or interrupted run never leaves mutant code in the tree or
 # in $BUILD/patched.
+# Under the lock: another mutants.sh may be half way through a build.
+# The tree must be clean (no mutant left by a killed run).
 save=$out/patched-modules
 mkdir -p "$save"
-for k in "${kos[@]}"; do cp "$BUILD/patched/$k" "$save/"; done
+(
+	flock 9
+	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
+		die "$SRC has uncommitted changes; a mutant run needs a clean tree"
+	for ko in "${kos[@]}"; do cp "$BUILD/patched/$ko" "$save/"; done
+) 9>"$lock"
 
 # build_mutant FILE DIR: with the lock held, the mutant's modules into DIR.
 build_mutant() {
