@@ -21,7 +21,7 @@ load() { # load MMU PARAMS
 		case $p in
 		kvm.*) kvm_p+=("${p#kvm.}") ;;
 		vendor.*) ven_p+=("${p#vendor.}") ;;
-		hugepages=* | cpus=* | -) ;;
+		hugepages=* | cpus=* | accel=* | -) ;;
 		*) echo "bad param $p"; return 1 ;;
 		esac
 	done

@@ -69,25 +69,33 @@ watchdog() { # watchdog PID DIR WALL-FACTOR
 	done
 }
 
-# cpus=N among a test's parameters: it runs in a VM with N CPUs (a boot of
-# its own); the others in the VM script's default.
-cpus_of() { awk -F'|' '{ c = ""; if (match($4, /(^| )cpus=[0-9]+/)) c = substr($4, RSTART, RLENGTH); sub(/.*=/, "", c); print c }'; }
+# VM parameters among a test's parameters give it boots of its own: cpus=N
+# (a VM with N CPUs) and accel=mttcg (AMD: multi-threaded TCG, whose vCPUs
+# interleave finely: the race tests catch more with it).  The others run
+# in the VM script's defaults.
+vmkey_of() {
+	awk -F'|' '{ k = ""; n = split($4, p, " ")
+		for (i = 1; i <= n; i++) if (p[i] ~ /^(cpus=[0-9]+|accel=[a-z]+)$/) k = k (k == "" ? "" : " ") p[i]
+		print k }'
+}
 run_boots() {
-	local cpus copt
+	local key cpus accel copt
 	while [ -s "$out/todo" ]; do
 		boot=$((boot + 1))
 		dir=$out/boot$boot
 		mkdir -p "$dir"
-		# the tests that want as many CPUs as the first one left
-		cpus=$(head -1 "$out/todo" | cpus_of)
-		paste -d'|' <(cpus_of <"$out/todo") "$out/todo" |
-			awk -F'|' -v c="$cpus" '$1 == c' | cut -d'|' -f2- >"$dir/tests"
+		# the tests that want the same VM as the first one left
+		key=$(head -1 "$out/todo" | vmkey_of)
+		paste -d'|' <(vmkey_of <"$out/todo") "$out/todo" |
+			awk -F'|' -v c="$key" '$1 == c' | cut -d'|' -f2- >"$dir/tests"
+		cpus=$(sed -n 's/.*cpus=\([0-9]*\).*/\1/p' <<<"$key")
+		accel=$(sed -n 's/.*accel=\([a-z]*\).*/\1/p' <<<"$key")
 		copt=()
 		[ -z "$cpus" ] || copt=(-c "$cpus")
 		limit=$(awk -F'|' -v f="$factor" '{ s += ($3 + 30) * f } END { print s + 60 }' "$dir/tests")
-		log "boot $boot: $(wc -l <"$dir/tests") tests${cpus:+ ($cpus CPUs)}, limit ${limit}s"
+		log "boot $boot: $(wc -l <"$dir/tests") tests${key:+ ($key)}, limit ${limit}s"
 		vrc=0
-		"$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
+		ACCEL=${accel:-${ACCEL:-tcg}} "$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
 			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
 		watchdog "$!" "$dir" "$factor"
 		wait "$!" || vrc=$?
@@ -161,15 +169,22 @@ run_platform() {
 	boot=0
 	run_boots
 	# Tests that tests/baseline marks flaky (a race in the test itself, see the
-	# reason there) and did not pass get one more run, in a fresh boot.
+	# reason there) and did not pass get one more run, in a fresh boot.  So
+	# do tests that hung or crashed under multi-threaded TCG (a platform
+	# fault one long run in five): they run again single-threaded.
 	# Not with -r: that counts how often they pass.
 	[ "$repeat" -gt 1 ] ||
 		awk 'FILENAME == ARGV[1] { if ($2 == "flaky") f[$1] = 1; next }
-			{ split($0, a, "|") } (a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"' \
-			"$baseline" "$out/results" >"$out/first"
+			FILENAME == ARGV[2] { if ($4 ~ /(^| )accel=mttcg( |$)/) m[$1] = 1; next }
+			{ split($0, a, "|") }
+			(a[1] in f) && a[2] != "pass" && a[2] != "skip" && a[2] != "splat"
+			(a[1] in m) && (a[2] == "hang" || a[2] == "crash")' \
+			"$baseline" "$out/all" "$out/results" >"$out/first"
 	if [ -s "$out/first" ]; then
-		log "retrying flaky tests: $(cut -d'|' -f1 "$out/first" | tr '\n' ' ')"
-		awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } ($1 in r)' "$out/first" "$out/all" >"$out/todo"
+		log "retrying: $(cut -d'|' -f1 "$out/first" | tr '\n' ' ')"
+		awk -F'|' 'BEGIN { OFS = "|" } FILENAME == ARGV[1] { r[$1] = 1; next }
+			($1 in r) { sub(/(^| )accel=mttcg/, "", $4); if ($4 == "") $4 = "-"; print }' \
+			"$out/first" "$out/all" >"$out/todo"
 		awk -F'|' 'FILENAME == ARGV[1] { r[$1] = 1; next } !($1 in r)' "$out/first" "$out/results" >"$out/results.new"
 		mv "$out/results.new" "$out/results"
 		run_boots
