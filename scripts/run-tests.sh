@@ -48,7 +48,14 @@ plat_files() {
 	esac
 }
 variant_rev "$variant" >/dev/null
-top=$CACHE/results/$variant
+# KS_RUN=NAME keeps this run's results apart ($KS_CACHE/results/VARIANT-NAME),
+# so that two runs of one variant can go side by side.
+[[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"
+top=$CACHE/results/$variant${KS_RUN:+-$KS_RUN}
+# One run at a time per results folder: a second one would delete it.
+mkdir -p "$CACHE/results"
+exec 8>"$CACHE/results/.${variant}${KS_RUN:+-$KS_RUN}.lock"
+flock -n 8 || die "another run-tests.sh uses $top (KS_RUN=NAME keeps runs apart)"
 rm -rf "$top"
 mkdir -p "$top"
 
