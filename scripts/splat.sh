@@ -4,7 +4,7 @@
 # KS_SPLAT_IGNORE names a file of extended regexes (one a line, # comments)
 # for known emulator faults that do not count (tests/splat-ignore.intel).
 set -euo pipefail
-pat='WARNING:|BUG:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|KASAN:|UBSAN:|INFO: task .* blocked|soft lockup|hard LOCKUP|Kernel panic'
+pat='WARNING:|BUG:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|KASAN:|UBSAN:|INFO: task .* blocked|soft lockup|hard LOCKUP|detected stalls|Kernel panic'
 ign=/dev/null
 # Exit 2 on a missing or broken ignore file: callers count that as a splat.
 if [ -n "${KS_SPLAT_IGNORE:-}" ]; then
