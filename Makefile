@@ -21,13 +21,16 @@ baseline: build-base
 	$(S)/run-tests.sh -k base -w
 # The main job: base vs patched measurements (not a test).  The selftests
 # come from the patched debug build; the kernels measured have no lock
-# debugging.  BENCH=dirty|nx|cr0|all (default all), ROUNDS=boots per kernel.
+# debugging.  BENCH=dirty|nx|cr0|all (default all), ROUNDS=boots per kernel,
+# BENCH_KIND=perf (default), lockstat (perf + CONFIG_LOCK_STAT: mmu_lock
+# wait and hold times for nx) or debug (the test kernels).
 BENCH ?= all
 ROUNDS ?= 5
+BENCH_KIND ?= perf
 bench: build build-base
-	$(S)/build.sh base-perf kernel
-	$(S)/build.sh patched-perf kernel
-	$(S)/bench.sh $(BENCH) $(ROUNDS)
+	[ "$(BENCH_KIND)" = debug ] || $(S)/build.sh base-$(BENCH_KIND) kernel
+	[ "$(BENCH_KIND)" = debug ] || $(S)/build.sh patched-$(BENCH_KIND) kernel
+	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh $(BENCH) $(ROUNDS)
 # Deliberate bugs (mutants/*.diff) that the tests must catch; not a test
 # (long).  MUTANTS=regex picks some.
 MUTANTS ?= .

@@ -9,8 +9,10 @@
 #  cr0    the cost of one CR0.WP toggle seen by the guest, TDP and shadow
 #         MMU, from cr0_wp_test -b (series C); CR0_ARGS.
 # Not a test: it never fails on the numbers.  BENCH_KIND=perf (default:
-# kernels without lock debugging, built by "make bench") or debug (the
-# lockdep kernels the tests use).  PLATFORM=amd (QEMU TCG, SVM + NPT),
+# kernels without lock debugging, built by "make bench"), debug (the
+# lockdep kernels the tests use) or lockstat (perf plus CONFIG_LOCK_STAT:
+# nx then also reports, per boot, how long vCPUs waited for mmu_lock and
+# how long it was held, from /proc/lock_stat over the measured window).  PLATFORM=amd (QEMU TCG, SVM + NPT),
 # intel (Bochs, VMX + EPT + PML: smaller sizes, see below) or all (default:
 # amd, then intel).  Raw output stays in $KS_CACHE/bench/.
 set -euo pipefail
@@ -22,7 +24,8 @@ case $which in dirty | nx | cr0 | all) ;; *) die "usage: bench.sh [dirty|nx|cr0|
 case ${BENCH_KIND:-perf} in
 perf) kinds=(base-perf patched-perf) ;;
 debug) kinds=(base patched) ;;
-*) die "BENCH_KIND must be perf or debug" ;;
+lockstat) kinds=(base-lockstat patched-lockstat) ;;
+*) die "BENCH_KIND must be perf, debug or lockstat" ;;
 esac
 case ${PLATFORM:-all} in
 amd | intel) platforms=$PLATFORM ;;
@@ -117,7 +120,7 @@ bench_dirty() {
 			run dirty "$v" "$r" "dirty|tdp|900|-|./dirty_log_perf_test $dirty_args"
 			# Iteration 1 clears the initially-set bitmap: a different job.
 			sed -n 's/.*Iteration \([0-9]*\) clear dirty log time: \([0-9.]*\)s.*/\1 \2/p' \
-				"$out/dirty.$v.$r/out.dirty" | awk '$1 > 1 { print $2 * 1000 }' >>"$out/dirty.${v%-perf}.ms"
+				"$out/dirty.$v.$r/out.dirty" | awk '$1 > 1 { print $2 * 1000 }' >>"$out/dirty.${v%%-*}.ms"
 		done
 	done
 	for k in base patched; do
@@ -134,22 +137,42 @@ bench_dirty() {
 	echo "patched/base (medians): $(ratios dirty ms)"
 }
 
+# lockstat_row FILE: one line from the "nx-lockstat:" lines of a run: read
+# acquisitions, contentions, max and total wait (us); write acquisitions,
+# contentions, max wait, max and total hold (us).  /proc/lock_stat columns
+# after the class name: con-bounces contentions wait-min wait-max
+# wait-total wait-avg acq-bounces acquisitions hold-min hold-max
+# hold-total hold-avg; a class never taken for read has a plain "name:".
+lockstat_row() {
+	awk '$1 != "nx-lockstat:" { next }
+		$2 ~ /-R:$/ { ra = $10; rc = $4; rwm = $6; rwt = $7 }
+		$2 ~ /(-W|[^RW]):$/ && $2 !~ /-R:$/ { wa = $10; wc = $4; wwm = $6; whm = $12; wht = $13 }
+		END { printf "%d %d %.2f %.2f %d %d %.2f %.2f %.2f\n", ra, rc, rwm, rwt, wa, wc, wwm, whm, wht }' "$1"
+}
+
 bench_nx() {
-	local r v k f m a
-	rm -f "$out"/nx.*.{max,p999,p99,p50,hist}
+	local r v k f m a lock=0 args=$nx_args
+	case ${BENCH_KIND:-perf} in lockstat) lock=1 args="$nx_args -l" ;; esac
+	rm -f "$out"/nx.*.{max,p999,p99,p50,hist,over100,over1000,lock}
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
-			run nx "$v" "$r" "nx|tdp|600|$nx_params|x86_64/nx_huge_pages_recovery_perf_test $nx_args"
+			run nx "$v" "$r" "nx|tdp|600|$nx_params|x86_64/nx_huge_pages_recovery_perf_test $args"
 			f=$out/nx.$v.$r/out.nx
-			k=${v%-perf}
+			k=${v%%-*}
 			for m in max p999 p99 p50; do
 				sed -n "s/^nx-latency:.* ${m}_us=\([0-9.]*\).*/\1/p" "$f" >>"$out/nx.$k.$m"
 			done
+			for m in 100 1000; do
+				awk -v t="$m" '$1 == "nx-over:" && $2 == sprintf("threshold_us=%.3f", t) {
+					sub("per_million=", "", $4); print $4 }' "$f" >>"$out/nx.$k.over$m"
+			done
 			sed -n 's/^nx-hist: //p' "$f" >>"$out/nx.$k.hist"
+			[ "$lock" = 0 ] || lockstat_row "$f" >>"$out/nx.$k.lock"
 		done
 	done
 	for k in base patched; do
-		expect "$rounds" "$out/nx.$k".{max,p999,p99,p50}
+		expect "$rounds" "$out/nx.$k".{max,p999,p99,p50,over100,over1000}
+		[ "$lock" = 0 ] || expect "$rounds" "$out/nx.$k.lock"
 	done
 	echo
 	echo "[$plat] nx_huge_pages_recovery_perf_test $nx_args, TDP MMU, $nx_params"
@@ -165,7 +188,17 @@ bench_nx() {
 	echo "worst single boot: max $(stats "$out/nx.base.max" | cut -d' ' -f4) us (base),"\
 		"$(stats "$out/nx.patched.max" | cut -d' ' -f4) us (patched)"
 	echo "(percentiles are the upper bounds of the test's histogram buckets,"
-	echo "which are 12.5-25% wide: ratios move in steps)"
+	echo "which are 12.5-25% wide: ratios move in steps; p99.9 and max sit"
+	echo "on the guest timer ticks of single-threaded TCG, 3.7-4.2 ms, and"
+	echo "flip with the number of accesses a run makes: see the counts below)"
+	echo
+	echo "accesses at or above 100 us and 1 ms, per million accesses, each boot"
+	echo "(fixed thresholds: no percentile cliff):"
+	for k in base patched; do
+		echo "$k >=100us: $(paste -sd' ' "$out/nx.$k.over100")  (median $(med "$out/nx.$k.over100"))"
+		echo "$k >=1ms:   $(paste -sd' ' "$out/nx.$k.over1000")  (median $(med "$out/nx.$k.over1000"))"
+	done
+	[ "$lock" = 0 ] || nx_lock_report
 	echo
 	echo "histogram, all boots together (bucket lower bound in us: accesses, share):"
 	printf '| %10s | %12s | %9s | %12s | %9s |\n' bucket base % patched %
@@ -174,6 +207,34 @@ bench_nx() {
 		for (x in b) printf "| %10s | %12d | %9.5f | %12d | %9.5f |\n", x,
 			c[x, 1], t[1] ? 100 * c[x, 1] / t[1] : 0, c[x, 2], t[2] ? 100 * c[x, 2] / t[2] : 0 }' \
 		"$out/nx.base.hist" "$out/nx.patched.hist" | sort -t'|' -k2 -b -g
+}
+
+# The lock statistics of the nx runs (BENCH_KIND=lockstat), each boot.
+nx_lock_report() {
+	local k i
+	echo
+	echo "kvm->mmu_lock over each boot's measured window (/proc/lock_stat, us):"
+	echo "vCPU faults take it for read (TDP MMU); recovery takes it for write"
+	echo "(base) or, for TDP MMU pages, for read (patched)."
+	printf '| %-7s | %4s | %9s | %9s | %10s | %12s | %8s | %8s | %10s | %12s |\n' kernel boot \
+		"read acq" "read con" "rd wt max" "rd wt total" "wr acq" "wr con" "wr hd max" "wr hd total"
+	for k in base patched; do
+		i=0
+		while read -r ra rc rwm rwt wa wc _ whm wht; do
+			i=$((i + 1))
+			printf '| %-7s | %4d | %9d | %9d | %10s | %12s | %8d | %8d | %10s | %12s |\n' \
+				"$k" "$i" "$ra" "$rc" "$rwm" "$rwt" "$wa" "$wc" "$whm" "$wht"
+		done <"$out/nx.$k.lock"
+	done
+	for k in base patched; do
+		awk '{ print $3 }' "$out/nx.$k.lock" >"$out/nx.$k.rdwaitmax"
+		awk '{ print $4 }' "$out/nx.$k.lock" >"$out/nx.$k.rdwaittotal"
+		awk '{ print $8 }' "$out/nx.$k.lock" >"$out/nx.$k.wrholdmax"
+	done
+	echo "medians over the boots: read wait max $(med "$out/nx.base.rdwaitmax") /" \
+		"$(med "$out/nx.patched.rdwaitmax") us, read wait total $(med "$out/nx.base.rdwaittotal") /" \
+		"$(med "$out/nx.patched.rdwaittotal") us, write hold max $(med "$out/nx.base.wrholdmax") /" \
+		"$(med "$out/nx.patched.wrholdmax") us (base / patched)"
 }
 
 bench_cr0() {
@@ -186,9 +247,9 @@ bench_cr0() {
 			for mmu in tdp shadow; do
 				f=$out/cr0.$v.$r/out.cr0.$mmu
 				sed -n 's/^cr0-wp-toggle:.* cycles_per_toggle=\([0-9.]*\).*/\1/p' \
-					"$f" | head -1 >>"$out/cr0.${v%-perf}.$mmu.cycles"
+					"$f" | head -1 >>"$out/cr0.${v%%-*}.$mmu.cycles"
 				sed -n 's/^cr0-wp-toggle-pgoff:.* cycles_per_toggle=\([0-9.]*\).*/\1/p' \
-					"$f" | head -1 >>"$out/cr0.${v%-perf}.$mmu.pgoff"
+					"$f" | head -1 >>"$out/cr0.${v%%-*}.$mmu.pgoff"
 			done
 		done
 	done

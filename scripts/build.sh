@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# build.sh base|patched|base-perf|patched-perf [kernel|selftests|kvm|all]
+# build.sh VARIANT [kernel|selftests|kvm|all], VARIANT: base, patched,
+# base-perf, patched-perf, base-lockstat or patched-lockstat (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache.  "kvm" rebuilds only
 # arch/x86/kvm (fast iteration).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need make gcc ccache flex bison bc git
-variant=${1:?usage: build.sh base|patched [kernel|selftests|kvm|all]}
+variant=${1:?usage: build.sh VARIANT [kernel|selftests|kvm|all]}
 what=${2:-all}
 rev=$(variant_rev "$variant")
 src=$SRC
@@ -25,7 +26,10 @@ mk() { make -s -C "$src" O="$out" -j"$jobs" CC="ccache gcc" "$@"; }
 
 config() {
 	local frags=("$TOP/config/kvm-test.config") miss
-	case $variant in *-perf) frags+=("$TOP/config/perf.config") ;; esac
+	case $variant in
+	*-perf) frags+=("$TOP/config/perf.config") ;;
+	*-lockstat) frags+=("$TOP/config/perf.config" "$TOP/config/lockstat.config") ;;
+	esac
 	if [ -f "$out/.config" ] && cat "${frags[@]}" | cmp -s - "$out/.config.frag"; then
 		return
 	fi
@@ -35,11 +39,11 @@ config() {
 	mk olddefconfig >/dev/null
 	miss=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=[ym]' | while read -r l; do
 		grep -qx "$l" "$out/.config" || echo "$l"; done)
-	case $variant in *-perf)
+	case $variant in *-perf | *-lockstat)
 		# what perf.config turns off is not missing
 		miss=$(echo "$miss" | grep -v -F -f <(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1=/p' \
 			"$TOP/config/perf.config") || true)
-		! grep -q '^CONFIG_PROVE_LOCKING=y' "$out/.config" || die "perf kernel still has PROVE_LOCKING" ;;
+		! grep -q '^CONFIG_PROVE_LOCKING=y' "$out/.config" || die "$variant kernel still has PROVE_LOCKING" ;;
 	esac
 	[ -z "$miss" ] || die "config fragment lines not taken (dependencies?): $miss"
 	cat "${frags[@]}" >"$out/.config.frag"

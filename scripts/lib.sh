@@ -44,13 +44,15 @@ vm_opts() {
 
 # variant_rev base|patched -> git revision of $SRC for that variant
 # Variants: base, patched (the debug kernel: tests), base-perf, patched-perf
-# (the same without lock debugging: benchmarks), mutant-amd and mutant-intel
+# (the same without lock debugging: benchmarks), base-lockstat and
+# patched-lockstat (perf plus CONFIG_LOCK_STAT: lock wait and hold times),
+# mutant-amd and mutant-intel
 # (the patched kernel with the KVM modules of one deliberate bug, made by
 # scripts/mutants.sh, one per platform so that both can run at once).
 variant_rev() {
 	case $1 in
-	base | base-perf) echo base-fixed ;;
-	patched | patched-perf | mutant-amd | mutant-intel) echo patched ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, mutant-amd or mutant-intel)" ;;
+	base | base-perf | base-lockstat) echo base-fixed ;;
+	patched | patched-perf | patched-lockstat | mutant-amd | mutant-intel) echo patched ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, mutant-amd or mutant-intel)" ;;
 	esac
 }
