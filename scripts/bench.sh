@@ -153,7 +153,7 @@ lockstat_row() {
 bench_nx() {
 	local r v k f m a lock=0 args=$nx_args
 	case ${BENCH_KIND:-perf} in lockstat) lock=1 args="$nx_args -l" ;; esac
-	rm -f "$out"/nx.*.{max,p999,p99,p50,hist,over100,over1000,lock}
+	rm -f "$out"/nx.*.{max,p999,p99,p50,hist,over100,over1000,count100,count1000,lock}
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
 			run nx "$v" "$r" "nx|tdp|600|$nx_params|x86_64/nx_huge_pages_recovery_perf_test $args"
@@ -165,6 +165,8 @@ bench_nx() {
 			for m in 100 1000; do
 				awk -v t="$m" '$1 == "nx-over:" && $2 == sprintf("threshold_us=%.3f", t) {
 					sub("per_million=", "", $4); print $4 }' "$f" >>"$out/nx.$k.over$m"
+				awk -v t="$m" '$1 == "nx-over:" && $2 == sprintf("threshold_us=%.3f", t) {
+					sub("count=", "", $3); print $3 }' "$f" >>"$out/nx.$k.count$m"
 			done
 			sed -n 's/^nx-hist: //p' "$f" >>"$out/nx.$k.hist"
 			[ "$lock" = 0 ] || lockstat_row "$f" >>"$out/nx.$k.lock"
@@ -192,11 +194,12 @@ bench_nx() {
 	echo "on the guest timer ticks of single-threaded TCG, 3.7-4.2 ms, and"
 	echo "flip with the number of accesses a run makes: see the counts below)"
 	echo
-	echo "accesses at or above 100 us and 1 ms, per million accesses, each boot"
-	echo "(fixed thresholds: no percentile cliff):"
+	echo "accesses at or above 100 us and 1 ms, each boot: per million accesses"
+	echo "(fixed thresholds: no percentile cliff), then the plain counts (a"
+	echo "kernel that does more accesses in the same time has a smaller share):"
 	for k in base patched; do
-		echo "$k >=100us: $(paste -sd' ' "$out/nx.$k.over100")  (median $(med "$out/nx.$k.over100"))"
-		echo "$k >=1ms:   $(paste -sd' ' "$out/nx.$k.over1000")  (median $(med "$out/nx.$k.over1000"))"
+		echo "$k >=100us: $(paste -sd' ' "$out/nx.$k.over100")  (median $(med "$out/nx.$k.over100")); count $(paste -sd' ' "$out/nx.$k.count100")"
+		echo "$k >=1ms:   $(paste -sd' ' "$out/nx.$k.over1000")  (median $(med "$out/nx.$k.over1000")); count $(paste -sd' ' "$out/nx.$k.count1000")"
 	done
 	[ "$lock" = 0 ] || nx_lock_report
 	echo
