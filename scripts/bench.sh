@@ -12,9 +12,9 @@
 # kernels without lock debugging, built by "make bench"), debug (the
 # lockdep kernels the tests use) or lockstat (perf plus CONFIG_LOCK_STAT:
 # nx then also reports, per boot, how long vCPUs waited for mmu_lock and
-# how long it was held, from /proc/lock_stat over the measured window).  PLATFORM=amd (QEMU TCG, SVM + NPT),
-# intel (Bochs, VMX + EPT + PML: smaller sizes, see below) or all (default:
-# amd, then intel).  Raw output stays in $KS_CACHE/bench/.
+# how long it was held, from /proc/lock_stat over the measured window).
+# PLATFORM=amd (QEMU TCG, SVM + NPT), intel (Bochs, VMX + EPT + PML:
+# smaller sizes, see below) or all (default: amd, then intel).  Raw output stays in $KS_CACHE/bench/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 which=${1:-all}
@@ -142,11 +142,12 @@ bench_dirty() {
 # contentions, max wait, max and total hold (us).  /proc/lock_stat columns
 # after the class name: con-bounces contentions wait-min wait-max
 # wait-total wait-avg acq-bounces acquisitions hold-min hold-max
-# hold-total hold-avg; a class never taken for read has a plain "name:".
+# hold-total hold-avg; a class never taken for read has a plain "name:"
+# (the perf test prints no other lines).
 lockstat_row() {
 	awk '$1 != "nx-lockstat:" { next }
-		$2 ~ /-R:$/ { ra = $10; rc = $4; rwm = $6; rwt = $7 }
-		$2 ~ /(-W|[^RW]):$/ && $2 !~ /-R:$/ { wa = $10; wc = $4; wwm = $6; whm = $12; wht = $13 }
+		$2 ~ /-R:$/ { ra = $10; rc = $4; rwm = $6; rwt = $7; next }
+		{ wa = $10; wc = $4; wwm = $6; whm = $12; wht = $13 }
 		END { printf "%d %d %.2f %.2f %d %d %.2f %.2f %.2f\n", ra, rc, rwm, rwt, wa, wc, wwm, whm, wht }' "$1"
 }
 
@@ -162,12 +163,12 @@ bench_nx() {
 			for m in max p999 p99 p50; do
 				sed -n "s/^nx-latency:.* ${m}_us=\([0-9.]*\).*/\1/p" "$f" >>"$out/nx.$k.$m"
 			done
-			for m in 100 1000; do
-				awk -v t="$m" '$1 == "nx-over:" && $2 == sprintf("threshold_us=%.3f", t) {
-					sub("per_million=", "", $4); print $4 }' "$f" >>"$out/nx.$k.over$m"
-				awk -v t="$m" '$1 == "nx-over:" && $2 == sprintf("threshold_us=%.3f", t) {
-					sub("count=", "", $3); print $3 }' "$f" >>"$out/nx.$k.count$m"
-			done
+			# "nx-over: threshold_us=T count=N per_million=P", T 100 and 1000
+			awk -v o="$out/nx.$k" '$1 == "nx-over:" {
+				sub("threshold_us=", "", $2); t = $2 + 0
+				if (t != 100 && t != 1000) next
+				sub("count=", "", $3); sub("per_million=", "", $4)
+				print $4 >>(o ".over" t); print $3 >>(o ".count" t) }' "$f"
 			sed -n 's/^nx-hist: //p' "$f" >>"$out/nx.$k.hist"
 			[ "$lock" = 0 ] || lockstat_row "$f" >>"$out/nx.$k.lock"
 		done
@@ -177,7 +178,7 @@ bench_nx() {
 		[ "$lock" = 0 ] || expect "$rounds" "$out/nx.$k.lock"
 	done
 	echo
-	echo "[$plat] nx_huge_pages_recovery_perf_test $nx_args, TDP MMU, $nx_params"
+	echo "[$plat] nx_huge_pages_recovery_perf_test $args, TDP MMU, $nx_params"
 	echo "$rounds alternating boots per kernel (${kinds[*]}); vCPU access latency"
 	echo "during recovery, us; median over the boots of each boot's figure:"
 	row kernel max p99.9 p99 p50
