@@ -8,6 +8,8 @@
 #         from nx_huge_pages_recovery_perf_test (series B); NX_ARGS;
 #  cr0    the cost of one CR0.WP toggle seen by the guest, TDP and shadow
 #         MMU, from cr0_wp_test -b (series C); CR0_ARGS.
+# Each figure is shown per boot, with the patched/base ratio of each round
+# (the two boots of a round ran back to back) and its range as the spread.
 # Not a test: it never fails on the numbers.  BENCH_KIND=perf (default:
 # kernels without lock debugging, built by "make bench"), debug (the
 # lockdep kernels the tests use) or lockstat (perf plus CONFIG_LOCK_STAT:
@@ -82,6 +84,8 @@ stats() { sort -g "$1" | awk 'function f(x) { return x >= 1000 ? sprintf("%.0f",
 	m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
 	printf "%d %s %s %s\n", NR, f(a[1]), f(m), f(a[NR]) }'; }
 med() { stats "$1" | cut -d' ' -f3; }
+# mmr FILE: "median (min-max)" of a column of numbers
+mmr() { stats "$1" | awk '{ printf "%s (%s-%s)", $3, $2, $4 }'; }
 # expect N FILE...: each file must hold N samples (a parse that found
 # nothing must not turn into a figure)
 expect() {
@@ -96,6 +100,14 @@ expect() {
 }
 row() { printf '| %-12s | %10s | %10s | %10s | %10s |\n' "$@"; }
 ratio() { awk -v p="$1" -v b="$2" 'BEGIN { if (b) printf "%.3g", p / b; else printf "n/a" }'; }
+# paired PATCHED-FILE BASE-FILE: patched/base of each round's figures (the
+# two kernels' boots of one round ran back to back, under the same host
+# conditions), then their range: the spread printed beside each headline
+paired() {
+	paste "$1" "$2" | awk '{ r = $2 ? $1 / $2 : 0; printf "%.3g ", r
+		if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r }
+		END { printf "(range %.3g-%.3g)\n", lo, hi }'
+}
 # medians BENCH KERNEL METRIC...: the median of each $out/BENCH.KERNEL.METRIC
 medians() {
 	local b=$1 k=$2 m
@@ -114,27 +126,36 @@ ratios() {
 
 bench_dirty() {
 	local r v k a
-	rm -f "$out"/dirty.*.ms
+	rm -f "$out"/dirty.*.ms "$out"/dirty.*.bootmed
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
 			run dirty "$v" "$r" "dirty|tdp|900|-|./dirty_log_perf_test $dirty_args"
+			k=${v%%-*}
 			# Iteration 1 clears the initially-set bitmap: a different job.
 			sed -n 's/.*Iteration \([0-9]*\) clear dirty log time: \([0-9.]*\)s.*/\1 \2/p' \
-				"$out/dirty.$v.$r/out.dirty" | awk '$1 > 1 { print $2 * 1000 }' >>"$out/dirty.${v%%-*}.ms"
+				"$out/dirty.$v.$r/out.dirty" | awk '$1 > 1 { print $2 * 1000 }' >"$out/dirty.$v.$r/ms"
+			[ -s "$out/dirty.$v.$r/ms" ] || die "$out/dirty.$v.$r/out.dirty: no clear times"
+			cat "$out/dirty.$v.$r/ms" >>"$out/dirty.$k.ms"
+			med "$out/dirty.$v.$r/ms" >>"$out/dirty.$k.bootmed"
 		done
-	done
-	for k in base patched; do
-		[ "$(wc -l <"$out/dirty.$k.ms")" -ge "$rounds" ] || die "$out/dirty.$k.ms: too few samples"
 	done
 	echo
 	echo "[$plat] dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${kinds[*]})"
-	echo "clear-dirty-log time per iteration, ms (iteration 1 excluded):"
-	row kernel samples min median max
+	echo "clear-dirty-log time per iteration, ms (iteration 1 excluded), each boot:"
+	row kernel/boot samples min median max
+	for v in "${kinds[@]}"; do
+		for r in $(seq "$rounds"); do
+			read -ra a < <(stats "$out/dirty.$v.$r/ms")
+			row "${v%%-*} $r" "${a[@]}"
+		done
+	done
+	echo "all boots together:"
 	for k in base patched; do
 		read -ra a < <(stats "$out/dirty.$k.ms")
 		row "$k" "${a[@]}"
 	done
-	echo "patched/base (medians): $(ratios dirty ms)"
+	echo "patched/base (medians of all samples): $(ratios dirty ms)"
+	echo "patched/base, each round (boot medians): $(paired "$out/dirty.patched.bootmed" "$out/dirty.base.bootmed")"
 }
 
 # lockstat_row FILE: one line from the "nx-lockstat:" lines of a run: read
@@ -235,10 +256,13 @@ nx_lock_report() {
 		awk '{ print $4 }' "$out/nx.$k.lock" >"$out/nx.$k.rdwaittotal"
 		awk '{ print $8 }' "$out/nx.$k.lock" >"$out/nx.$k.wrholdmax"
 	done
-	echo "medians over the boots: read wait max $(med "$out/nx.base.rdwaitmax") /" \
-		"$(med "$out/nx.patched.rdwaitmax") us, read wait total $(med "$out/nx.base.rdwaittotal") /" \
-		"$(med "$out/nx.patched.rdwaittotal") us, write hold max $(med "$out/nx.base.wrholdmax") /" \
-		"$(med "$out/nx.patched.wrholdmax") us (base / patched)"
+	awk '{ print $5 }' "$out/nx.base.lock" >"$out/nx.base.wracq"
+	awk '{ print $9 }' "$out/nx.base.lock" >"$out/nx.base.wrholdtotal"
+	echo "medians over the boots (min-max), base / patched:"
+	echo "  read wait total $(mmr "$out/nx.base.rdwaittotal") / $(mmr "$out/nx.patched.rdwaittotal") us"
+	echo "  read wait max   $(mmr "$out/nx.base.rdwaitmax") / $(mmr "$out/nx.patched.rdwaitmax") us"
+	echo "  write hold max  $(mmr "$out/nx.base.wrholdmax") / $(mmr "$out/nx.patched.wrholdmax") us"
+	echo "  base: write acquisitions $(mmr "$out/nx.base.wracq"), write hold total $(mmr "$out/nx.base.wrholdtotal") us"
 }
 
 bench_cr0() {
@@ -272,6 +296,19 @@ bench_cr0() {
 	done
 	mapfile -t a < <(ratios cr0 tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff)
 	row patched/base "${a[@]}"
+	echo "each boot:"
+	for k in base patched; do
+		for r in $(seq "$rounds"); do
+			mapfile -t a < <(for m in tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff; do
+				sed -n "${r}p" "$out/cr0.$k.$m"
+			done)
+			row "$k $r" "${a[@]}"
+		done
+	done
+	echo "patched/base, each round:"
+	for m in tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff; do
+		echo "  $m: $(paired "$out/cr0.patched.$m" "$out/cr0.base.$m")"
+	done
 }
 
 # nx_huge_pages_recovery_test stops Bochs (README, "The Intel VM"): on
