@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# series.sh: write mails for git send-email into out/series/<group>/, one
-# directory per sub-series with a cover letter, base named, From and
-# Signed-off-by from the submitter's git config.  base/ fixes are not sent.
+# series.sh [-h]: write the mails of each group for git send-email into
+# out/series/<group>/v<N>/: a cover letter (patches/<group>/cover: first line
+# the subject, the rest the text) and one mail per patch, re-authored as the
+# submitter with their Signed-off-by (git config user.name/user.email), with
+# To/Cc from the base's scripts/get_maintainer.pl and base-commit
+# information.  N is patches/<group>/version (default 1); for N > 1 the
+# cover must have a "Changes in v<N>:" section.  base/ fixes are not sent.
+# The stable group goes to stable@vger.kernel.org as [PATCH 6.1.y], the
+# others to the KVM maintainers as [PATCH 6.1].  Send a group with
+#   git send-email out/series/<group>/v<N>/*.patch
+# (the To/Cc headers are in the files).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+case ${1:-} in
+-h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+'') ;;
+*) die "usage: series.sh [-h]" ;;
+esac
+need git perl python3
 name=$(git -C "$TOP" config user.name || true)
 email=$(git -C "$TOP" config user.email || true)
 if [ -z "$name" ] || [ -z "$email" ]; then
@@ -12,37 +26,84 @@ fi
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 outdir=$TOP/out/series
 rm -rf "$outdir"
+g() { git -C "$SRC" "$@"; }
+# addrs OPTION...: one line, comma-separated, of get_maintainer.pl's answer
+# for the group's patches (persons with --no-l, lists with --no-m --no-r)
+addrs() {
+	local f files=()
+	for f in "$dir"/*.patch; do
+		case $f in *0000-cover-letter.patch) ;; *) files+=("$f") ;; esac
+	done
+	(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
+		--no-git-fallback --no-fixes "$@" "${files[@]}") | paste -sd, -
+}
 prev=base-fixed
 while read -r grp; do
 	case $grp in '#'* | '' | base) continue ;; esac
-	git -C "$SRC" rev-parse -q --verify "grp/$grp" >/dev/null || continue
-	n=$(git -C "$SRC" rev-list --count "$prev..grp/$grp")
+	g rev-parse -q --verify "grp/$grp" >/dev/null || continue
+	n=$(g rev-list --count "$prev..grp/$grp")
 	if [ "$n" -gt 0 ]; then
-		git -C "$SRC" branch -f "send/$grp" "grp/$grp"
-		# Re-author every commit as the submitter and add their sign-off.
-		git -C "$SRC" -c user.name="$name" -c user.email="$email" rebase -q \
-			--onto "$prev" "$prev" "send/$grp" \
-			--exec "git commit -q --amend --no-edit --reset-author -s" >/dev/null
-		git -C "$SRC" -c user.name="$name" -c user.email="$email" \
-			format-patch -q --cover-letter --thread -o "$outdir/$grp" \
-			--base="$(git -C "$SRC" rev-parse base)" --subject-prefix=PATCH \
-			"$prev..send/$grp" >/dev/null
+		ver=1
+		[ -f "$TOP/patches/$grp/version" ] && ver=$(cat "$TOP/patches/$grp/version")
+		[[ $ver =~ ^[1-9][0-9]*$ ]] || die "patches/$grp/version: not a number: '$ver'"
+		[ "$ver" = 1 ] || grep -q "^Changes in v$ver:" "$TOP/patches/$grp/cover" ||
+			die "patches/$grp/cover: v$ver needs a 'Changes in v$ver:' section"
 		cover=$TOP/patches/$grp/cover
-		if [ -f "$cover" ]; then
-			# First line: the subject; the rest: the blurb.
-			python3 - "$outdir/$grp"/0000-cover-letter.patch "$cover" \
-				"Based on Debian's $BASE_PKG $BASE_VER (Linux 6.1.192); the base-commit below is that tree as imported." <<'PY'
-import sys
-letter, cover = sys.argv[1], open(sys.argv[2]).read().split('\n', 1)
-s = open(letter).read()
-s = s.replace('*** SUBJECT HERE ***', cover[0].strip())
-s = s.replace('*** BLURB HERE ***', (cover[1].strip() if len(cover) > 1 else '') + '\n\n' + sys.argv[3])
-open(letter, 'w').write(s)
-PY
+		[ -f "$cover" ] || die "patches/$grp/cover is missing"
+		prefix="PATCH 6.1"
+		[ "$grp" = stable ] && prefix="PATCH 6.1.y"
+		dir=$outdir/$grp/v$ver
+		# The tree is not touched: the mails are re-authored below.
+		vopt=()
+		[ "$ver" = 1 ] || vopt=(-v "$ver")
+		g -c user.name="$name" -c user.email="$email" \
+			format-patch -q --cover-letter --thread "${vopt[@]}" -o "$dir" \
+			--base="$(g rev-parse base)" --subject-prefix="$prefix" \
+			"$prev..grp/$grp" >/dev/null
+		persons=$(addrs --no-l)
+		lists=$(addrs --no-m --no-r)
+		if [ "$grp" = stable ]; then
+			to="stable@vger.kernel.org" cc="$persons,$lists"
+		else
+			to=$persons cc=$lists
 		fi
-		git -C "$SRC" checkout -q -f main
-		git -C "$SRC" branch -D "send/$grp" >/dev/null
-		log "$grp: $n patches + cover letter in $outdir/$grp (edit the cover letter's subject and blurb)"
+		prereq="build fixes for 6.1.192's KVM selftests, which are not part of this posting"
+		[ "$grp" = stable ] || prereq="$prereq, and the 6.1.y fixes sent before this series"
+		# Cover subject and text; every patch from the submitter, with
+		# their sign-off; To/Cc in every mail.
+		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" \
+			"Based on Debian's $BASE_PKG $BASE_VER (Linux 6.1.192); the base-commit below is that tree as imported. The prerequisite-patch-id lines are $prereq." <<'PY'
+import glob, re, sys, textwrap
+d, cover, to, cc, me, note = sys.argv[1:]
+subject, _, text = open(cover).read().partition('\n')
+for f in sorted(glob.glob(d + '/*.patch')):
+    s = open(f).read()
+    if '0000-cover-letter' in f:
+        s = s.replace('*** SUBJECT HERE ***', subject.strip())
+        s = s.replace('*** BLURB HERE ***', text.strip() + '\n\n' + textwrap.fill(note, 72, break_on_hyphens=False))
+        # The shortlog names the commits' author: the submitter.
+        s = re.sub(r'(?m)^kvm-series \((\d+)\):$', me.split(' <')[0] + r' (\1):', s)
+    else:
+        msg, sep, diff = s.partition('\n---\n')
+        if not sep:
+            sys.exit(f + ': no "---" line')
+        msg = msg.rstrip('\n')
+        tags = re.match(r'^[A-Za-z-]+: ', msg.split('\n')[-1])
+        s = msg + ('\n' if tags else '\n\n') + 'Signed-off-by: ' + me + sep + diff
+    head, sep, body = s.partition('\n\n')
+    # Replace the From: header, with its folded continuation lines.
+    out, skip = [], False
+    for line in head.split('\n'):
+        if skip and line[:1] in (' ', '\t'):
+            continue
+        skip = line.startswith('From: ')
+        out.append('From: ' + me if skip else line)
+    head = '\n'.join(out)
+    head += '\nTo: ' + to.replace(',', ',\n    ')
+    head += '\nCc: ' + cc.replace(',', ',\n    ')
+    open(f, 'w').write(head + sep + body)
+PY
+		log "$grp: v$ver, $n patches + cover letter in $dir"
 	fi
 	prev=grp/$grp
 done <"$TOP/patches/groups"
