@@ -255,9 +255,9 @@ nx_lock_report() {
 		awk '{ print $3 }' "$out/nx.$k.lock" >"$out/nx.$k.rdwaitmax"
 		awk '{ print $4 }' "$out/nx.$k.lock" >"$out/nx.$k.rdwaittotal"
 		awk '{ print $8 }' "$out/nx.$k.lock" >"$out/nx.$k.wrholdmax"
+		awk '{ print $5 }' "$out/nx.$k.lock" >"$out/nx.$k.wracq"
+		awk '{ print $9 }' "$out/nx.$k.lock" >"$out/nx.$k.wrholdtotal"
 	done
-	awk '{ print $5 }' "$out/nx.base.lock" >"$out/nx.base.wracq"
-	awk '{ print $9 }' "$out/nx.base.lock" >"$out/nx.base.wrholdtotal"
 	echo "medians over the boots (min-max), base / patched:"
 	echo "  read wait total $(mmr "$out/nx.base.rdwaittotal") / $(mmr "$out/nx.patched.rdwaittotal") us"
 	echo "  read wait max   $(mmr "$out/nx.base.rdwaitmax") / $(mmr "$out/nx.patched.rdwaitmax") us"
@@ -298,12 +298,11 @@ bench_cr0() {
 	row patched/base "${a[@]}"
 	echo "each boot:"
 	for k in base patched; do
-		for r in $(seq "$rounds"); do
-			mapfile -t a < <(for m in tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff; do
-				sed -n "${r}p" "$out/cr0.$k.$m"
-			done)
+		r=0
+		while read -ra a; do
+			r=$((r + 1))
 			row "$k $r" "${a[@]}"
-		done
+		done < <(paste -d' ' "$out/cr0.$k".{tdp.cycles,shadow.cycles,tdp.pgoff,shadow.pgoff})
 	done
 	echo "patched/base, each round:"
 	for m in tdp.cycles shadow.cycles tdp.pgoff shadow.pgoff; do

@@ -43,13 +43,13 @@ while read -r grp; do
 	g rev-parse -q --verify "grp/$grp" >/dev/null || continue
 	n=$(g rev-list --count "$prev..grp/$grp")
 	if [ "$n" -gt 0 ]; then
+		cover=$TOP/patches/$grp/cover
+		[ -f "$cover" ] || die "patches/$grp/cover is missing"
 		ver=1
 		[ -f "$TOP/patches/$grp/version" ] && ver=$(cat "$TOP/patches/$grp/version")
 		[[ $ver =~ ^[1-9][0-9]*$ ]] || die "patches/$grp/version: not a number: '$ver'"
-		[ "$ver" = 1 ] || grep -q "^Changes in v$ver:" "$TOP/patches/$grp/cover" ||
+		[ "$ver" = 1 ] || grep -q "^Changes in v$ver:" "$cover" ||
 			die "patches/$grp/cover: v$ver needs a 'Changes in v$ver:' section"
-		cover=$TOP/patches/$grp/cover
-		[ -f "$cover" ] || die "patches/$grp/cover is missing"
 		prefix="PATCH 6.1"
 		[ "$grp" = stable ] && prefix="PATCH 6.1.y"
 		dir=$outdir/$grp/v$ver
