@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # series.sh [-h]: write the mails of each group for git send-email into
 # out/series/<group>/v<N>/: a cover letter (patches/<group>/cover: first line
-# the subject, the rest the text) and one mail per patch, re-authored as the
+# the subject, the rest the text; for a one-patch group the text goes below
+# the patch's "---" line instead) and one mail per patch, re-authored as the
 # submitter with their Signed-off-by (git config user.name/user.email), with
 # To/Cc from the base's scripts/get_maintainer.pl and base-commit
 # information.  N is patches/<group>/version (default 1); for N > 1 the
@@ -13,7 +14,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 case ${1:-} in
--h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+-h | --help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
 '') ;;
 *) die "usage: series.sh [-h]" ;;
 esac
@@ -56,8 +57,9 @@ while read -r grp; do
 		# The tree is not touched: the mails are re-authored below.
 		vopt=()
 		[ "$ver" = 1 ] || vopt=(-v "$ver")
+		[ "$n" = 1 ] || vopt+=(--cover-letter)
 		g -c user.name="$name" -c user.email="$email" \
-			format-patch -q --cover-letter --thread "${vopt[@]}" -o "$dir" \
+			format-patch -q --thread "${vopt[@]}" -o "$dir" \
 			--base="$(g rev-parse base)" --subject-prefix="$prefix" \
 			"$prev..grp/$grp" >/dev/null
 		persons=$(addrs --no-l)
@@ -89,7 +91,12 @@ for f in sorted(glob.glob(d + '/*.patch')):
             sys.exit(f + ': no "---" line')
         msg = msg.rstrip('\n')
         tags = re.match(r'^[A-Za-z-]+: ', msg.split('\n')[-1])
-        s = msg + ('\n' if tags else '\n\n') + 'Signed-off-by: ' + me + sep + diff
+        s = msg + ('\n' if tags else '\n\n') + 'Signed-off-by: ' + me + sep
+        if not glob.glob(d + '/*0000-cover-letter.patch'):
+            # one patch, no cover letter: the cover's text is the note
+            # below "---", which git am drops
+            s += text.strip() + '\n\n' + textwrap.fill(note, 72, break_on_hyphens=False) + '\n\n'
+        s += diff
     head, sep, body = s.partition('\n\n')
     # Replace the From: header, with its folded continuation lines.
     out, skip = [], False
@@ -103,7 +110,11 @@ for f in sorted(glob.glob(d + '/*.patch')):
     head += '\nCc: ' + cc.replace(',', ',\n    ')
     open(f, 'w').write(head + sep + body)
 PY
-		log "$grp: v$ver, $n patches + cover letter in $dir"
+		if [ "$n" = 1 ]; then
+			log "$grp: v$ver, 1 patch (cover text below its ---) in $dir"
+		else
+			log "$grp: v$ver, $n patches + cover letter in $dir"
+		fi
 	fi
 	prev=grp/$grp
 done <"$TOP/patches/groups"
