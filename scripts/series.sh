@@ -28,16 +28,23 @@ fi
 outdir=$TOP/out/series
 rm -rf "$outdir"
 g() { git -C "$SRC" "$@"; }
-# addrs OPTION...: one line, comma-separated, of get_maintainer.pl's answer
-# for the group's patches (persons with --no-l, lists with --no-m --no-r)
+# addrs REGEX OPTION...: one line, comma-separated, of get_maintainer.pl's
+# answer for the group's patches (persons with --no-l, lists with --no-m
+# --no-r) whose role matches REGEX (! before it: does not match)
 addrs() {
-	local f files=()
+	local f files=() re=$1
+	shift
 	for f in "$dir"/*.patch; do
 		case $f in *0000-cover-letter.patch) ;; *) files+=("$f") ;; esac
 	done
-	(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
-		--no-git-fallback --no-fixes "$@" "${files[@]}") | paste -sd, -
+	(cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
+		--no-fixes "$@" "${files[@]}") |
+		awk -v re="$re" '{ a = $0; sub(/ \([^(]*(\([^)]*\))?[^)]*\)$/, "", a)
+			if ((substr(re, 1, 1) == "!" ? $0 !~ substr(re, 2) : $0 ~ re) && !seen[a]++) print a }' |
+		paste -sd, -
 }
+# The postings before a group: its prerequisite-patch-id lines name them.
+posted=()
 prev=base-fixed
 while read -r grp; do
 	case $grp in '#'* | '' | base) continue ;; esac
@@ -60,23 +67,33 @@ while read -r grp; do
 		[ "$n" = 1 ] || vopt+=(--cover-letter)
 		g -c user.name="$name" -c user.email="$email" \
 			format-patch -q --thread "${vopt[@]}" -o "$dir" \
-			--base="$(g rev-parse base)" --subject-prefix="$prefix" \
+			--base="$(g rev-parse base-fixed)" --subject-prefix="$prefix" \
 			"$prev..grp/$grp" >/dev/null
-		persons=$(addrs --no-l)
-		lists=$(addrs --no-m --no-r)
+		# To: the KVM maintainers; Cc: the other maintainers, the lists
+		kvm=$(addrs 'KVM' --no-l)
+		others=$(addrs '!KVM' --no-l)
+		lists=$(addrs . --no-m --no-r)
 		if [ "$grp" = stable ]; then
-			to="stable@vger.kernel.org" cc="$persons,$lists"
+			to="stable@vger.kernel.org" cc="$kvm${others:+,$others},$lists"
 		else
-			to=$persons cc=$lists
+			to=$kvm cc="${others:+$others,}$lists"
 		fi
-		prereq="build fixes for 6.1.192's KVM selftests, which are not part of this posting"
-		[ "$grp" = stable ] || prereq="$prereq, and the 6.1.y fixes sent before this series"
+		note="Based on Debian's $BASE_PKG $BASE_VER (Linux 6.1.192): the base-commit below is that tree as imported, with three build fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
+		if [ ${#posted[@]} -gt 0 ]; then
+			note+=" This posting applies on top of, and its prerequisite-patch-id lines are, the postings before it: $(printf '"%s", ' "${posted[@]}" | sed 's/, $//')."
+		fi
+		posted+=("$(head -1 "$cover")")
 		# Cover subject and text; every patch from the submitter, with
 		# their sign-off; To/Cc in every mail.
-		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" \
-			"Based on Debian's $BASE_PKG $BASE_VER (Linux 6.1.192); the base-commit below is that tree as imported. The prerequisite-patch-id lines are $prereq." <<'PY'
+		# git 2.39's format-patch --base computes some prerequisite ids
+		# differently from "git patch-id --stable" on the posted patch,
+		# which is what b4 matches: write them from the commits instead.
+		ids=$(for c in $(g rev-list --reverse "base-fixed..$prev"); do
+			g show "$c" | git patch-id --stable | cut -d' ' -f1; done | paste -sd' ' -)
+		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" "$note" "$ids" <<'PY'
 import glob, re, sys, textwrap
-d, cover, to, cc, me, note = sys.argv[1:]
+d, cover, to, cc, me, note, ids = sys.argv[1:]
+prereq = ''.join('prerequisite-patch-id: %s\n' % i for i in ids.split())
 subject, _, text = open(cover).read().partition('\n')
 for f in sorted(glob.glob(d + '/*.patch')):
     s = open(f).read()
@@ -108,6 +125,7 @@ for f in sorted(glob.glob(d + '/*.patch')):
     head = '\n'.join(out)
     head += '\nTo: ' + to.replace(',', ',\n    ')
     head += '\nCc: ' + cc.replace(',', ',\n    ')
+    body = re.sub(r'(?m)(^prerequisite-patch-id: .*\n)+', lambda _: prereq, body)
     open(f, 'w').write(head + sep + body)
 PY
 		if [ "$n" = 1 ]; then
