@@ -103,10 +103,16 @@ ratio() { awk -v p="$1" -v b="$2" 'BEGIN { if (b) printf "%.3g", p / b; else pri
 # paired PATCHED-FILE BASE-FILE: patched/base of each round's figures (the
 # two kernels' boots of one round ran back to back, under the same host
 # conditions), then their range: the spread printed beside each headline
+# and their median, the headline: under TCG a boot's figures cluster on
+# steps of the guest's 4 ms timer tick, so the median of all samples of a
+# kernel can jump a step between runs, while the paired ratios do not.
 paired() {
-	paste "$1" "$2" | awk '{ r = $2 ? $1 / $2 : 0; printf "%.3g ", r
-		if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r }
-		END { printf "(range %.3g-%.3g)\n", lo, hi }'
+	local r
+	r=$(paste "$1" "$2" | awk '{ print $2 ? $1 / $2 : 0 }')
+	printf '%s\n' "$r" | awk '{ printf "%.3g ", $1 }'
+	printf '%s\n' "$r" | sort -g | awk '{ r[NR] = $1 }
+		END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+		      printf "(range %.3g-%.3g, median %.3g)\n", r[1], r[NR], m }'
 }
 # medians BENCH KERNEL METRIC...: the median of each $out/BENCH.KERNEL.METRIC
 medians() {
