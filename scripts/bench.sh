@@ -17,8 +17,13 @@
 # how long it was held, from /proc/lock_stat over the measured window).
 # PLATFORM=amd (QEMU TCG, SVM + NPT), intel (Bochs, VMX + EPT + PML:
 # smaller sizes, see below) or all (default: amd, then intel).  Raw output stays in $KS_CACHE/bench/.
+# -n checks the arguments and settings and exits (make bench runs it before
+# building anything); -h prints this.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+check=0
+[ "${1:-}" != -n ] || { check=1; shift; }
+[ $# -le 2 ] || die "usage: bench.sh [-n] [dirty|nx|cr0|all] [ROUNDS]"
 which=${1:-all}
 rounds=${2:-5}
 case $which in dirty | nx | cr0 | all) ;; *) die "usage: bench.sh [dirty|nx|cr0|all] [ROUNDS]" ;; esac
@@ -34,6 +39,11 @@ amd | intel) platforms=$PLATFORM ;;
 all) platforms="amd intel" ;;
 *) die "PLATFORM must be amd, intel or all" ;;
 esac
+for v in NX_PERIOD_MS NX_HUGEPAGES INTEL_NX_HUGEPAGES INTEL_NX; do
+	[[ ${!v:-1} =~ ^[0-9]+$ ]] || die "$v must be a number, not '${!v}'"
+done
+case " $platforms " in *" amd "*) vm_paths_ok ;; esac
+[ "$check" = 0 ] || { log "bench.sh: arguments and settings fine"; exit 0; }
 base_out=$CACHE/bench
 # set_platform amd|intel: the VM script, sizes and output folder.  Bochs
 # runs about 10 times slower than QEMU's TCG and gives at most 2 GiB.

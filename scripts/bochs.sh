@@ -174,7 +174,7 @@ stall=${KS_BOCHS_STALL:-300}
 		mv "$dir/results.new" "$dir/results"
 		if [ "$(grep -ac 'ks: init started' "$dir/console.log")" -gt 1 ]; then
 			echo "the guest rebooted" >"$dir/rebooted"
-			pkill -f "bochs-bin .*$dir/bochsrc"
+			kill -TERM "$(cat "$dir/vm.pid")"
 			break
 		fi
 		grep -aq 'ks: init started' "$dir/console.log" || continue
@@ -182,14 +182,32 @@ stall=${KS_BOCHS_STALL:-300}
 			size=$(stat -c %s "$dir/chan.log") quiet=0
 		elif [ $((quiet += 5)) -ge "$stall" ]; then
 			echo "no heartbeat from the guest for ${stall}s" >"$dir/stalled"
-			pkill -f "bochs-bin .*$dir/bochsrc"
+			kill -TERM "$(cat "$dir/vm.pid")"
 			break
 		fi
 	done
 ) &
 feeder=$!
+# Bochs runs in the background, so that a signal to this script runs the
+# trap at once: it stops Bochs (through timeout's pid, $dir/vm.pid, which
+# passes the signal on) and the feeder, never by pattern.  A caller that
+# kills the VM itself (run-tests.sh's watchdog) first writes the reason to
+# $dir/killed, and such a VM counts as hung.
+rm -f "$dir/killed"
+# shellcheck disable=SC2317 # run by the traps
+stop_vm() {
+	kill -TERM "$feeder" 2>/dev/null || true
+	[ -z "${tpid:-}" ] || kill -TERM "$tpid" 2>/dev/null || true
+}
+trap 'stop_vm; exit 130' INT
+trap 'stop_vm; exit 143' TERM HUP
 timeout -k 10 "$((limit + boot))" bochs-bin -q -f "$dir/bochsrc" -rc "$dir/bochs.rc" \
-	</dev/null >"$dir/bochs.out" 2>&1 || rc=$?
+	</dev/null >"$dir/bochs.out" 2>&1 &
+tpid=$!
+echo "$tpid" >"$dir/vm.pid"
+wait "$tpid" || rc=$?
+tpid=""
+trap - INT TERM HUP
 kill "$feeder" 2>/dev/null || true
 wait "$feeder" 2>/dev/null || true
 log "bochs: $(($(date +%s) - start)) s, console in $dir/console.log"
@@ -213,6 +231,7 @@ if [ ! -f "$dir/rc" ]; then
 		exit 122
 	fi
 	[ ! -f "$dir/rebooted" ] || { echo "CRASH: the guest rebooted (panic or triple fault)" >&2; exit 123; }
+	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit 124; }
 	case $rc in
 	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit 124 ;;
 	*) echo "CRASH: the guest went down before the job finished (bochs rc $rc)" >&2; exit 123 ;;

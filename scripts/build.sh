@@ -68,7 +68,11 @@ selftests() {
 case $what in
 kernel) kernel ;;
 selftests) selftests ;;
-kvm) config; mk M=arch/x86/kvm modules 2>/dev/null || mk arch/x86/kvm/ ;;
+kvm)
+	# only arch/x86/kvm's modules; the kernel must have been built (kernel)
+	[ -f "$out/Module.symvers" ] || die "no $variant kernel build in $out to build the KVM modules against (build.sh $variant kernel)"
+	config
+	mk M=arch/x86/kvm modules || die "the KVM module build of $variant failed (errors above)" ;;
 all) kernel; selftests ;;
 *) die "unknown target '$what'" ;;
 esac

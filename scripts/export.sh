@@ -40,4 +40,5 @@ done
 	echo "# quilt order; written by scripts/export.sh"
 	cat "$tmp/series"
 } >"$TOP/patches/series"
+echo "$(patches_hash) $(g rev-parse HEAD)" >"$STAMP"
 log "exported $(wc -l <"$tmp/series") patches"

@@ -16,6 +16,10 @@ BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
 die() { echo "error: $*" >&2; exit 1; }
+# -h/--help as the first argument of any script: its header comment.
+case ${1:-} in
+-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+esac
 log() { echo ">>> $*" >&2; }
 
 need() {
@@ -55,4 +59,25 @@ variant_rev() {
 	patched | patched-perf | patched-lockstat | mutant-amd | mutant-intel) echo patched ;;
 	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, mutant-amd or mutant-intel)" ;;
 	esac
+}
+
+# The record of what $SRC holds: "PATCHES-HASH HEAD", written by mktree.sh
+# when it makes the tree from patches/ and by export.sh when it writes
+# patches/ from the tree.  A HEAD that differs, or edits in the tree, are
+# work that patches/ does not have.
+STAMP=$CACHE/linux.stamp
+patches_hash() {
+	(cd "$TOP/patches" && grep -v '^#' series | xargs cat series) | sha256sum | cut -d' ' -f1
+}
+
+# vm_paths_ok: QEMU's guest (vm.sh) sees the host's / over 9p but mounts
+# its own tmpfs on /tmp and /run, so the checkout and the cache must live
+# elsewhere.  Checked before any build.
+vm_paths_ok() {
+	local p
+	for p in "$TOP" "$CACHE"; do
+		case $(realpath -m "$p")/ in
+		/tmp/* | /run/*) die "$p is under /tmp or /run, which the QEMU guest hides (it mounts its own there): clone the repo elsewhere, or set KS_CACHE to a directory outside them" ;;
+		esac
+	done
 }

@@ -13,7 +13,9 @@ export GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid
 export GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
 g() { git -C "$SRC" "$@"; }
 
+fresh=0
 if [ ! -d "$SRC/.git" ]; then
+	fresh=1
 	log "creating git tree $SRC from the base (once)"
 	"$(dirname "$0")/fetch-base.sh"
 	rm -rf "$SRC.tmp"
@@ -28,6 +30,26 @@ if [ ! -d "$SRC/.git" ]; then
 		git -C "$SRC.tmp" commit -q -m "Debian $BASE_PKG $BASE_VER (pristine base)"
 	git -C "$SRC.tmp" tag base
 	mv "$SRC.tmp" "$SRC"
+fi
+
+# Never throw away work: a tree whose HEAD is not the one recorded in
+# $STAMP, or that has edits, has something patches/ does not.
+hash=$(patches_hash)
+if [ "$fresh" = 0 ] && [ "${KS_FORCE:-0}" != 1 ]; then
+	read -r had head_was 2>/dev/null <"$STAMP" || had="" head_was=$(g rev-parse -q --verify patched || true)
+	head=$(g rev-parse HEAD)
+	why=""
+	[ -z "$(g status --porcelain --untracked-files=no)" ] || why="uncommitted edits"
+	gd=$(g rev-parse --absolute-git-dir)
+	[ ! -d "$gd/rebase-apply" ] && [ ! -d "$gd/rebase-merge" ] || why="a rebase or git am in progress"
+	[ "$head" = "$head_was" ] || why=${why:-"commits that were not exported ($(g log --oneline -1 HEAD))"}
+	if [ -n "$why" ]; then
+		die "$SRC has $why: work that patches/ does not have.  Commit it in $SRC and run make export (README, \"Iterating on a patch\"), or throw it away: KS_FORCE=1 make ..."
+	fi
+	if [ "$had" = "$hash" ] && [ "$(git -C "$CACHE/linux-base" rev-parse HEAD 2>/dev/null)" = "$(g rev-parse base-fixed)" ]; then
+		log "tree up to date with patches/ ($(g rev-list --count base..HEAD) patches)"
+		exit 0
+	fi
 fi
 
 g am --abort >/dev/null 2>&1 || true
@@ -62,6 +84,7 @@ if [ -n "$prev" ]; then
 	[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null
 fi
 g tag -f patched HEAD >/dev/null
+echo "$hash $(g rev-parse HEAD)" >"$STAMP"
 
 wt=$CACHE/linux-base
 if [ ! -d "$wt" ]; then

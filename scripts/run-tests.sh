@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-tests.sh [-k base|patched] [-p amd|intel|all] [-f REGEX] [-r N] [-w]
+# run-tests.sh [-k base|patched] [-p amd|intel|all] [-f REGEX] [-r N] [-w] [-l] [-n] [-h]
 # Run the selftest lists in VMs booted on the variant's kernel, print TAP
 # and end with "N passed, N failed, N skipped", judged against the
 # baselines.  Platforms: amd (tests/list, tests/baseline: QEMU TCG, AMD SVM
@@ -15,17 +15,28 @@
 # pass, and judged on that second run; such passes are counted and marked
 # "passed on retry".  -r N runs each selected test N times (as NAME~1 ...
 # NAME~N, in the same boots, no retry) and prints how often each passed:
-# the way to re-examine a flaky mark.
+# the way to re-examine a flaky mark.  -f REGEX picks tests by name: an
+# extended regex that must match the whole name (so "cr0" matches nothing,
+# ".*cr0.*" or "cr0_wp_test|shadow.cr0_wp_test" work); -l lists the tests
+# that would run (name, MMU, limit in guest seconds, parameters, platform)
+# and exits; -n checks the arguments, paths and kernel and exits; -h helps.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0 repeat=1
-while getopts k:p:f:r:w o; do
+variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0 repeat=1 listing=0 check=0
+usage="usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-r N] [-w] [-l] [-n] [-h]"
+while getopts k:p:f:r:wlnh o; do
 	case $o in
 	k) variant=$OPTARG ;; p) platforms=$OPTARG ;; f) filter=$OPTARG ;; w) write=1 ;;
-	r) repeat=$OPTARG ;;
-	*) die "usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-r N] [-w]" ;;
+	r) repeat=$OPTARG ;; l) listing=1 ;; n) check=1 ;;
+	h) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	*) die "$usage" ;;
 	esac
 done
+shift $((OPTIND - 1))
+[ $# = 0 ] || die "$usage (unexpected: $*)"
+# a regex grep -E rejects would select nothing, silently
+{ echo | grep -E -- "^(${filter:-.*})\|" >/dev/null; [ $? -le 1 ]; } 2>/dev/null ||
+	die "-f: '$filter' is not an extended regular expression"
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, not '$repeat'"
 [ "$repeat" = 1 ] || [ "$write" = 0 ] || die "-r and -w do not go together"
 case $platforms in
@@ -48,6 +59,35 @@ plat_files() {
 	esac
 }
 variant_rev "$variant" >/dev/null
+[ "$write" = 0 ] || [ "$variant" = base ] || [ "${KS_FORCE:-0}" = 1 ] ||
+	die "-w writes the baselines of the base kernel: use it with -k base (KS_FORCE=1 to record $variant's outcomes anyway)"
+# selected PLATFORM: the list's entries that -f picks, name|mmu|secs|params|command
+selected() {
+	local list
+	read -r list _ <<<"$(plat_files "$1")"
+	[ -f "$list" ] || die "no test list $list"
+	# comments and blank lines dropped
+	sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
+		{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } |
+		# accel=mttcg tests: only when named (-f) or asked for (KS_MTTCG=1)
+		awk -F'|' -v m="${KS_MTTCG:-0}" -v f="$filter" 'm == 1 || f != "" || $4 !~ /(^| )accel=mttcg( |$)/'
+}
+if [ "$listing" = 1 ]; then
+	for p in $platforms; do
+		selected "$p" | awk -F'|' -v p="$p" '{ printf "%-40s %-7s %5s s  %-28s %s\n", $1, $2, $3, $4, p }'
+	done
+	exit 0
+fi
+n=0
+for p in $platforms; do n=$((n + $(selected "$p" | wc -l))); done
+[ "$n" -gt 0 ] || die "no test matches -f '$filter' (-l lists them; the regex must match a whole name)"
+for p in $platforms; do
+	read -r _ _ vm _ <<<"$(plat_files "$p")"
+	case $vm in */vm.sh) vm_paths_ok ;; esac
+	[ -f "$BUILD/$variant/arch/x86/boot/bzImage" ] || [ "$check" = 1 ] ||
+		die "no $variant kernel in $BUILD/$variant (make build, or scripts/build.sh $variant)"
+done
+[ "$check" = 0 ] || { log "run-tests.sh: $n tests selected, arguments and paths fine"; exit 0; }
 # KS_RUN=NAME keeps this run's results apart ($KS_CACHE/results/VARIANT-NAME),
 # so that two runs of one variant can go side by side.
 [[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"
@@ -70,7 +110,8 @@ watchdog() { # watchdog PID DIR WALL-FACTOR
 			lim=$(awk -F'|' -v n="${last%|START}" '$1 == n { print $3 }' "$dir/tests")
 			if [ $(($(date +%s) - since)) -gt $((${lim:-600} * factor + 120)) ]; then
 				log "watchdog: ${last%|START} is past its limit; killing the VM"
-				pkill -f "(qemu-system-x86_64|bochs-bin) .*$dir/(console.log|bochsrc)" || true
+				echo "the host's watchdog killed the VM: ${last%|START} ran past its limit" >"$dir/killed"
+				[ ! -s "$dir/vm.pid" ] || kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
 			fi ;;
 		esac
 	done
@@ -158,11 +199,7 @@ run_platform() {
 	[ -f "$baseline" ] || baseline=/dev/null
 	out=$top/$p
 	mkdir -p "$out"
-	# name|mmu|secs|params|command, comments and blank lines dropped
-	sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
-		{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } |
-		# accel=mttcg tests: only when named (-f) or asked for (KS_MTTCG=1)
-		awk -F'|' -v m="${KS_MTTCG:-0}" -v f="$filter" 'm == 1 || f != "" || $4 !~ /(^| )accel=mttcg( |$)/' >"$out/all"
+	selected "$p" >"$out/all"
 	: >"$out/first"
 	: >"$out/results"
 	[ -s "$out/all" ] || { log "$p: no test matches '$filter'"; return 0; }

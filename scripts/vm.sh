@@ -18,12 +18,7 @@ shift "$vm_nopts"
 variant_rev "$variant" >/dev/null
 kdir=$BUILD/$variant
 [ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
-# The guest mounts its own tmpfs on /tmp and /run: host paths there vanish.
-for p in "$TOP" "$CACHE"; do
-	case $(realpath -m "$p")/ in
-	/tmp/* | /run/*) die "$p is under /tmp or /run, which the guest hides; move it (KS_CACHE=...)" ;;
-	esac
-done
+vm_paths_ok
 [ -n "$dir" ] || dir=$(mktemp -d "$CACHE/vm.XXXXXX")
 mkdir -p "$dir"
 rm -f "$dir"/{rc,dmesg,console.log}
@@ -54,7 +49,20 @@ cmdline+=" panic=-1 loglevel=5 watchdog_thresh=30 printk.devkmsg=on"
 cmdline+=" hung_task_panic=1 softlockup_panic=1 ${KS_CMDLINE:-}"
 start=$(date +%s)
 rc=0
-timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" \
+# QEMU runs in the background, so that a signal to this script (Ctrl-C, a
+# caller's kill) runs the trap at once: it stops QEMU by its pid, never by
+# pattern.  $dir/vm.pid is the pid to kill from outside (timeout's: it
+# passes the signal on); a caller that does (run-tests.sh's watchdog) first
+# writes the reason to $dir/killed, and such a VM counts as hung.
+rm -f "$dir/qemu.pid" "$dir/vm.pid" "$dir/killed"
+# shellcheck disable=SC2317 # run by the traps
+stop_vm() {
+	[ -z "${tpid:-}" ] || kill -TERM "$tpid" 2>/dev/null || true
+	[ ! -s "$dir/qemu.pid" ] || kill -TERM "$(cat "$dir/qemu.pid")" 2>/dev/null || true
+}
+trap 'stop_vm; exit 130' INT
+trap 'stop_vm; exit 143' TERM HUP
+timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" -pidfile "$dir/qemu.pid" \
 	-smp "$cpus" -m "$mem" -nodefaults -no-reboot -display none \
 	-kernel "$kdir/arch/x86/boot/bzImage" -append "$cmdline" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -62,7 +70,12 @@ timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" \
 	-fsdev local,id=out,path="$dir",security_model=none \
 	-device virtio-9p-pci,fsdev=out,mount_tag=ks_out \
 	-chardev file,id=con,path="$dir/console.log" -serial chardev:con \
-	</dev/null >"$dir/qemu.log" 2>&1 || rc=$?
+	</dev/null >"$dir/qemu.log" 2>&1 &
+tpid=$!
+echo "$tpid" >"$dir/vm.pid"
+wait "$tpid" || rc=$?
+tpid=""
+trap - INT TERM HUP
 log "vm: $(($(date +%s) - start)) s, console in $dir/console.log"
 if ! grep -q 'ks: init started' "$dir/console.log" 2>/dev/null; then
 	tail -20 "$dir/console.log" "$dir/qemu.log" >&2 2>/dev/null || true
@@ -71,6 +84,7 @@ if ! grep -q 'ks: init started' "$dir/console.log" 2>/dev/null; then
 fi
 if [ ! -f "$dir/rc" ]; then
 	tail -40 "$dir/console.log" >&2
+	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit 124; }
 	case $rc in
 	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit 124 ;;
 	*) echo "CRASH: the guest went down before the job finished" >&2; exit 123 ;;
