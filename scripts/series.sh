@@ -24,6 +24,8 @@ email=$(git -C "$TOP" config user.email || true)
 if [ -z "$name" ] || [ -z "$email" ]; then
 	die "set git config user.name and user.email first: they become From and Signed-off-by"
 fi
+[ "$email" != kvm-series@invalid ] ||
+	die "git config user.email is the repo's neutral identity: set your own (git config user.email you@example.org); it becomes From and Signed-off-by"
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 outdir=$TOP/out/series
 rm -rf "$outdir"
