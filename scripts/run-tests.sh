@@ -250,7 +250,8 @@ killtree() {
 trap 'trap - INT TERM; for p in "${pids[@]}"; do killtree "$p"; done; exit 130' INT TERM
 pids=()
 for p in $platforms; do
-	run_platform "$p" 2>&1 | sed -u "s/^/[$p] /" >&2 &
+	# a subshell, so that $! is the pipeline's parent, not sed
+	(run_platform "$p" 2>&1 | sed -u "s/^/[$p] /" >&2) &
 	pids+=("$!")
 done
 prc=0
