@@ -66,6 +66,12 @@ hugepages() {
 
 [ -n "$vendor" ] || echo "ks: no svm/vmx in the VM's CPU: KVM cannot load"
 while IFS='|' read -r name mmu secs params cmd; do
+	# The previous test's modules go before this test's marker, so that
+	# what their unloading prints is "between tests" (run-tests.sh).
+	if [ -n "$vendor" ] && [ -n "$cur" ] && [ "$mmu $params" != "$cur" ]; then
+		rmmod "$vendor" kvm irqbypass 2>/dev/null
+		cur=""
+	fi
 	result "$name|START"
 	echo "ks: ==== $name ($mmu, limit ${secs}s): $cmd"
 	echo "ks: ==== $name" >/dev/kmsg
@@ -107,4 +113,5 @@ while IFS='|' read -r name mmu secs params cmd; do
 	esac
 	echo "ks: ==== $name: $st (rc $rc, ${dt}s)"
 	result "$name|$st|$dt|${detail:-rc $rc}"
+	echo "ks: ==== $name: end" >/dev/kmsg
 done <"$list"

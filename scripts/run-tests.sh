@@ -127,7 +127,7 @@ vmkey_of() {
 		print k }'
 }
 run_boots() {
-	local key cpus accel copt
+	local key cpus accel copt logs
 	while [ -s "$out/todo" ]; do
 		boot=$((boot + 1))
 		dir=$out/boot$boot
@@ -162,14 +162,20 @@ run_boots() {
 		# Splats fail the test they happened in: the console has every
 		# kernel message up to KERN_WARNING even if the VM died, dmesg
 		# (saved at the end) the rest.
-		{ cat "$dir/console.log"; cat "$dir/dmesg" 2>/dev/null || true; } | awk '
+		logs=("$dir/console.log")
+		[ ! -f "$dir/dmesg" ] || logs+=("$dir/dmesg")
+		awk '
+			# each log starts at boot
+			FNR == 1 { t = "" }
 			{ sub(/\r$/, "") }
 			# the marker guest-run.sh writes to /dev/kmsg: the echo of
 			# the same line to the console can be cut by kernel lines
+			# (and its end marker: what follows is between tests)
+			match($0, /\] ks: ==== [^ :]+: end$/) { t = "between:" substr($0, RSTART + 11, RLENGTH - 16); next }
 			match($0, /\] ks: ==== [^ :]+/) { t = substr($0, RSTART + 11, RLENGTH - 11) }
 			# kernel messages only (timestamped): tests print WARNINGs too;
 			# printk can land in the middle of a line the tty is sending
-			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print t "\t" substr($0, RSTART) }' >"$dir/log.tagged"
+			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print (t == "" ? "boot" : t) "\t" substr($0, RSTART) }' "${logs[@]}" >"$dir/log.tagged"
 		while IFS= read -r t; do
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
 			src=0
@@ -180,6 +186,21 @@ run_boots() {
 				mv "$dir/final.new" "$dir/final"
 			fi
 		done < <(cut -d'|' -f1 "$dir/final")
+		# Splats at boot (before the first test) or between tests (after a
+		# test's end, e.g. its modules unloading) fail the run under names
+		# of their own: boot@PLATFORM-N, between@TEST.
+		while IFS= read -r t; do
+			case $t in boot) r=boot@$p-$boot ;; *) r=between@${t#between:} ;; esac
+			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$r"
+			src=0
+			KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$r" 2>"$dir/splat.$r" || src=$?
+			if [ "$src" != 1 ]; then
+				case $t in
+				boot) echo "$r|splat|0|a kernel splat at boot, before the first test" ;;
+				*) echo "$r|splat|0|a kernel splat between tests, after ${t#between:}" ;;
+				esac >>"$out/extra"
+			fi
+		done < <(cut -f1 "$dir/log.tagged" | sort -u | grep -E '^(boot$|between:)' || true)
 		cat "$dir/final" >>"$out/results"
 		awk -F'|' 'FILENAME == ARGV[1] { seen[$1] = 1; next } !seen[$1]' "$dir/final" "$out/todo" >"$out/todo.new"
 		if cmp -s "$out/todo" "$out/todo.new"; then
@@ -212,6 +233,7 @@ run_platform() {
 	fi
 	cp "$out/all" "$out/todo"
 	: >"$out/results"
+	: >"$out/extra"
 	boot=0
 	run_boots
 	# Tests that tests/baseline marks flaky (a race in the test itself, see the
@@ -258,7 +280,7 @@ prc=0
 for pid in "${pids[@]}"; do wait "$pid" || prc=1; done
 [ "$prc" = 0 ] || die "a platform's run did not finish (see the messages above and $top)"
 out=$top
-cat "$top"/*/results >"$out/results"
+cat "$top"/*/results "$top"/*/extra >"$out/results" 2>/dev/null || true
 cat "$top"/*/first >"$out/first"
 cat "$top"/*/all >"$out/all"
 [ -s "$out/all" ] || die "no test matches '$filter'"
