@@ -16,7 +16,8 @@
 # nx then also reports, per boot, how long vCPUs waited for mmu_lock and
 # how long it was held, from /proc/lock_stat over the measured window).
 # PLATFORM=amd (QEMU TCG, SVM + NPT), intel (Bochs, VMX + EPT + PML:
-# smaller sizes, see below) or all (default: amd, then intel).  Raw output stays in $KS_CACHE/bench/.
+# smaller sizes, see below) or all (default: amd, then intel).  Raw output stays in $KS_CACHE/bench/,
+# with SVG plots of it (scripts/plot.sh).
 # -n checks the arguments and settings and exits (make bench runs it before
 # building anything); -h prints this.
 set -euo pipefail
@@ -346,4 +347,10 @@ for p in $platforms; do
 	cr0) bench_cr0 ;;
 	all) bench_dirty; nx_or_note; bench_cr0 ;;
 	esac
+	# plots beside the raw data (scripts/plot.sh)
+	if command -v gnuplot >/dev/null; then
+		"$TOP/scripts/plot.sh" "$out" "$which" "$rounds" || log "plots failed (the figures above stand)"
+	else
+		log "no gnuplot: no plots (scripts/setup.sh installs gnuplot-nox)"
+	fi
 done
