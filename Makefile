@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: setup tree build build-base test baseline bench check checkpatch bisect series export shellcheck mutants preflight-test preflight-bench
+.PHONY: setup tree build build-base test baseline bench check checkpatch bisect series export shellcheck mutants
 
 setup:
 	$(S)/setup.sh
@@ -15,10 +15,11 @@ build-base: tree
 	$(S)/build.sh base all
 # The test command: full list in the VM on the patched kernel.
 # Arguments and paths are checked before anything is built.
-test: preflight-test build
-	$(S)/run-tests.sh -k patched
-preflight-test:
+# (in the recipes, not as prerequisites: first even under make -j)
+test:
 	$(S)/run-tests.sh -k patched -n
+	$(MAKE) --no-print-directory build
+	$(S)/run-tests.sh -k patched
 # Re-record tests/baseline from the base kernel.
 baseline: build-base
 	$(S)/run-tests.sh -k base -w
@@ -30,12 +31,12 @@ baseline: build-base
 BENCH ?= all
 ROUNDS ?= 5
 BENCH_KIND ?= perf
-bench: preflight-bench build
+bench:
+	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh -n $(BENCH) $(ROUNDS)
+	$(MAKE) --no-print-directory build
 	if [ "$(BENCH_KIND)" = debug ]; then $(S)/build.sh base all; else \
 		$(S)/build.sh base-$(BENCH_KIND) kernel && $(S)/build.sh patched-$(BENCH_KIND) kernel; fi
 	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh $(BENCH) $(ROUNDS)
-preflight-bench:
-	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh -n $(BENCH) $(ROUNDS)
 # Deliberate bugs (mutants/*.diff) that the tests must catch; not a test
 # (long).  MUTANTS=regex picks some.
 MUTANTS ?= .

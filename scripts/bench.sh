@@ -349,7 +349,7 @@ for p in $platforms; do
 	esac
 	# plots beside the raw data (scripts/plot.sh)
 	if command -v gnuplot >/dev/null; then
-		"$TOP/scripts/plot.sh" "$out" "$which" "$rounds" || log "plots failed (the figures above stand)"
+		"$TOP/scripts/plot.sh" "$out" "$which" "$rounds" "${BENCH_KIND:-perf}" || log "plots failed (the figures above stand)"
 	else
 		log "no gnuplot: no plots (scripts/setup.sh installs gnuplot-nox)"
 	fi

@@ -197,7 +197,7 @@ rm -f "$dir/killed"
 # shellcheck disable=SC2317 # run by the traps
 stop_vm() {
 	kill -TERM "$feeder" 2>/dev/null || true
-	[ -z "${tpid:-}" ] || kill -TERM "$tpid" 2>/dev/null || true
+	[ -z "${tpid-x}" ] || kill -TERM "${tpid:-$!}" 2>/dev/null || true
 }
 trap 'stop_vm; exit 130' INT
 trap 'stop_vm; exit 143' TERM HUP

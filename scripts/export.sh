@@ -8,6 +8,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need git
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
+[ "$(cut -d' ' -f1 "$STAMP" 2>/dev/null)" != rebuilding ] ||
+	die "$SRC is a rebuild from patches/ that did not finish: run make tree, not export"
 g() { git -C "$SRC" "$@"; }
 
 mapfile -t groups < <(grep -v '^#' "$TOP/patches/groups" | sed '/^[[:space:]]*$/d')
@@ -40,5 +42,8 @@ done
 	echo "# quilt order; written by scripts/export.sh"
 	cat "$tmp/series"
 } >"$TOP/patches/series"
+# the tags the other scripts use follow the exported commits
+g tag -f patched HEAD >/dev/null
+if g rev-parse -q --verify grp/base >/dev/null; then g tag -f base-fixed grp/base >/dev/null; fi
 echo "$(patches_hash) $(g rev-parse HEAD)" >"$STAMP"
 log "exported $(wc -l <"$tmp/series") patches"

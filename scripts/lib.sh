@@ -67,7 +67,8 @@ variant_rev() {
 # work that patches/ does not have.
 STAMP=$CACHE/linux.stamp
 patches_hash() {
-	(cd "$TOP/patches" && grep -v '^#' series | xargs cat series) | sha256sum | cut -d' ' -f1
+	(cd "$TOP/patches" && cat series && sed 's/#.*//; s/[[:space:]]//g; /^$/d' series |
+		while read -r f; do cat "$f" 2>/dev/null || echo "missing $f"; done) | sha256sum | cut -d' ' -f1
 }
 
 # vm_paths_ok: QEMU's guest (vm.sh) sees the host's / over 9p but mounts

@@ -35,16 +35,19 @@ fi
 # Never throw away work: a tree whose HEAD is not the one recorded in
 # $STAMP, or that has edits, has something patches/ does not.
 hash=$(patches_hash)
-if [ "$fresh" = 0 ] && [ "${KS_FORCE:-0}" != 1 ]; then
+if [ "$fresh" = 0 ] && [ "${KS_RESET_TREE:-0}" != 1 ]; then
+	# $had is "rebuilding" after a rebuild that failed or was interrupted:
+	# such a tree holds nothing of the user's
 	read -r had head_was 2>/dev/null <"$STAMP" || had="" head_was=$(g rev-parse -q --verify patched || true)
 	head=$(g rev-parse HEAD)
 	why=""
-	[ -z "$(g status --porcelain --untracked-files=no)" ] || why="uncommitted edits"
+	[ -z "$(g status --porcelain --ignored)" ] || why="uncommitted edits or new files"
 	gd=$(g rev-parse --absolute-git-dir)
 	[ ! -d "$gd/rebase-apply" ] && [ ! -d "$gd/rebase-merge" ] || why="a rebase or git am in progress"
 	[ "$head" = "$head_was" ] || why=${why:-"commits that were not exported ($(g log --oneline -1 HEAD))"}
+	[ "$had" != rebuilding ] || why=""
 	if [ -n "$why" ]; then
-		die "$SRC has $why: work that patches/ does not have.  Commit it in $SRC and run make export (README, \"Iterating on a patch\"), or throw it away: KS_FORCE=1 make ..."
+		die "$SRC has $why: work that patches/ does not have.  Commit it in $SRC and run make export (README, \"Iterating on a patch\"), or throw it away: KS_RESET_TREE=1 make ..."
 	fi
 	if [ "$had" = "$hash" ] && [ "$(git -C "$CACHE/linux-base" rev-parse HEAD 2>/dev/null)" = "$(g rev-parse base-fixed)" ]; then
 		log "tree up to date with patches/ ($(g rev-list --count base..HEAD) patches)"
@@ -52,6 +55,7 @@ if [ "$fresh" = 0 ] && [ "${KS_FORCE:-0}" != 1 ]; then
 	fi
 fi
 
+echo "rebuilding -" >"$STAMP"
 g am --abort >/dev/null 2>&1 || true
 g checkout -q -f -B main base
 g clean -q -fdx

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# plot.sh DIR [dirty|nx|cr0|all [ROUNDS]]: SVG plots of a bench.sh output
+# plot.sh DIR [dirty|nx|cr0|all [ROUNDS [perf|lockstat|debug]]]: SVG plots of a bench.sh output
 # folder ($KS_CACHE/bench/PLATFORM, or a copy of one), written into DIR
 # beside the raw data, for what DIR has (of boots 1..ROUNDS, default all):
 #  dirty.svg    each boot's per-iteration clear-dirty-log times, base and
@@ -14,6 +14,7 @@ need gnuplot
 dir=${1:?usage: plot.sh DIR [dirty|nx|cr0|all [ROUNDS]]}
 which=${2:-all}
 rounds=${3:-9999}
+case ${4:-perf} in perf) sfx=-perf ;; lockstat) sfx=-lockstat ;; debug) sfx="" ;; *) die "plot.sh: no kind '$4'" ;; esac
 [ -d "$dir" ] || die "no folder $dir"
 case $which in dirty | nx | cr0 | all) ;; *) die "plot.sh: no benchmark '$which'" ;; esac
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number, not '$rounds'"
@@ -24,9 +25,9 @@ term="set terminal svg size 900,520 dynamic font 'sans,12' background '#ffffff'"
 made=()
 
 # dirty: one point per iteration, x = boot + iteration / 10
-if want dirty && compgen -G "$dir/dirty.base*.[0-9]*/ms" >/dev/null; then
+if want dirty && compgen -G "$dir/dirty.base$sfx.[0-9]*/ms" >/dev/null; then
 	for k in base patched; do
-		for f in "$dir"/dirty."$k"*.[0-9]*/ms; do
+		for f in "$dir/dirty.$k$sfx".[0-9]*/ms; do
 			[ -f "$f" ] || continue
 			b=${f%/ms}
 			b=${b##*.}

@@ -165,8 +165,8 @@ run_boots() {
 		logs=("$dir/console.log")
 		[ ! -f "$dir/dmesg" ] || logs+=("$dir/dmesg")
 		awk '
-			# each log starts at boot
-			FNR == 1 { t = "" }
+			# each log starts at boot, unless the dmesg buffer wrapped
+			FNR == 1 { t = ""; wrapped = FILENAME ~ /dmesg$/ && $0 !~ /^\[ *0\.0+\]/ }
 			{ sub(/\r$/, "") }
 			# the marker guest-run.sh writes to /dev/kmsg: the echo of
 			# the same line to the console can be cut by kernel lines
@@ -175,7 +175,7 @@ run_boots() {
 			match($0, /\] ks: ==== [^ :]+/) { t = substr($0, RSTART + 11, RLENGTH - 11) }
 			# kernel messages only (timestamped): tests print WARNINGs too;
 			# printk can land in the middle of a line the tty is sending
-			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print (t == "" ? "boot" : t) "\t" substr($0, RSTART) }' "${logs[@]}" >"$dir/log.tagged"
+			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print (t != "" ? t : wrapped ? "wrapped" : "boot") "\t" substr($0, RSTART) }' "${logs[@]}" >"$dir/log.tagged"
 		while IFS= read -r t; do
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
 			src=0
@@ -190,7 +190,7 @@ run_boots() {
 		# test's end, e.g. its modules unloading) fail the run under names
 		# of their own: boot@PLATFORM-N, between@TEST.
 		while IFS= read -r t; do
-			case $t in boot) r=boot@$p-$boot ;; *) r=between@${t#between:} ;; esac
+			case $t in boot) r=boot@$p-$boot ;; *) r=between@$p:${t#between:} ;; esac
 			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$r"
 			src=0
 			KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$r" 2>"$dir/splat.$r" || src=$?
@@ -201,6 +201,13 @@ run_boots() {
 				esac >>"$out/extra"
 			fi
 		done < <(cut -f1 "$dir/log.tagged" | sort -u | grep -E '^(boot$|between:)' || true)
+		# a VM that died or hung with no test running: between tests
+		if [ "$vrc" = 122 ] || [ "$vrc" = 123 ] || [ "$vrc" = 124 ]; then
+			if ! grep -q 'during the test$' "$dir/final"; then
+				lt=$(tail -n 1 "$dir/final" | cut -d'|' -f1)
+				echo "between@$p:${lt:-boot$boot}|crash|0|the VM went down between tests (rc $vrc), after ${lt:-the boot}" >>"$out/extra"
+			fi
+		fi
 		cat "$dir/final" >>"$out/results"
 		awk -F'|' 'FILENAME == ARGV[1] { seen[$1] = 1; next } !seen[$1]' "$dir/final" "$out/todo" >"$out/todo.new"
 		if cmp -s "$out/todo" "$out/todo.new"; then
@@ -222,6 +229,7 @@ run_platform() {
 	mkdir -p "$out"
 	selected "$p" >"$out/all"
 	: >"$out/first"
+	: >"$out/extra"
 	: >"$out/results"
 	[ -s "$out/all" ] || { log "$p: no test matches '$filter'"; return 0; }
 	cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
@@ -280,7 +288,7 @@ prc=0
 for pid in "${pids[@]}"; do wait "$pid" || prc=1; done
 [ "$prc" = 0 ] || die "a platform's run did not finish (see the messages above and $top)"
 out=$top
-cat "$top"/*/results "$top"/*/extra >"$out/results" 2>/dev/null || true
+cat "$top"/*/results "$top"/*/extra >"$out/results"
 cat "$top"/*/first >"$out/first"
 cat "$top"/*/all >"$out/all"
 [ -s "$out/all" ] || die "no test matches '$filter'"

@@ -41,7 +41,7 @@ addrs() {
 	done
 	(cd "$SRC" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
 		--no-fixes "$@" "${files[@]}") |
-		awk -v re="$re" '{ a = $0; sub(/ \([^(]*(\([^)]*\))?[^)]*\)$/, "", a)
+		awk -v re="$re" '{ a = $0; sub(/ \(.*\)$/, "", a)
 			if ((substr(re, 1, 1) == "!" ? $0 !~ substr(re, 2) : $0 ~ re) && !seen[a]++) print a }' |
 		paste -sd, -
 }

@@ -57,7 +57,8 @@ rc=0
 rm -f "$dir/qemu.pid" "$dir/vm.pid" "$dir/killed"
 # shellcheck disable=SC2317 # run by the traps
 stop_vm() {
-	[ -z "${tpid:-}" ] || kill -TERM "$tpid" 2>/dev/null || true
+	# (a signal right after the fork, before tpid is set: $! is the job)
+	kill -TERM "${tpid:-$!}" 2>/dev/null || true
 	[ ! -s "$dir/qemu.pid" ] || kill -TERM "$(cat "$dir/qemu.pid" 2>/dev/null)" 2>/dev/null || true
 }
 trap 'stop_vm; exit 130' INT
