@@ -194,20 +194,13 @@ feeder=$!
 # kills the VM itself (run-tests.sh's watchdog) first writes the reason to
 # $dir/killed, and such a VM counts as hung.
 rm -f "$dir/killed"
-# shellcheck disable=SC2317 # run by the traps
+# shellcheck disable=SC2317 # run by run_emulator's traps
 stop_vm() {
 	kill -TERM "$feeder" 2>/dev/null || true
-	[ -z "${tpid-x}" ] || kill -TERM "${tpid:-$!}" 2>/dev/null || true
+	kill -TERM "${tpid:-$!}" 2>/dev/null || true
 }
-trap 'stop_vm; exit 130' INT
-trap 'stop_vm; exit 143' TERM HUP
-timeout -k 10 "$((limit + boot))" bochs-bin -q -f "$dir/bochsrc" -rc "$dir/bochs.rc" \
-	</dev/null >"$dir/bochs.out" 2>&1 &
-tpid=$!
-echo "$tpid" >"$dir/vm.pid"
-wait "$tpid" || rc=$?
-tpid=""
-trap - INT TERM HUP
+run_emulator "$dir" timeout -k 10 "$((limit + boot))" bochs-bin -q -f "$dir/bochsrc" -rc "$dir/bochs.rc" \
+	</dev/null >"$dir/bochs.out" 2>&1
 kill "$feeder" 2>/dev/null || true
 wait "$feeder" 2>/dev/null || true
 log "bochs: $(($(date +%s) - start)) s, console in $dir/console.log"

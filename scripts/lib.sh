@@ -16,10 +16,10 @@ BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
 die() { echo "error: $*" >&2; exit 1; }
-# -h/--help as the first argument of any script: its header comment.
-case ${1:-} in
--h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-esac
+# help: print the calling script's header comment (its usage) and exit;
+# -h/--help as the first argument of any script that sources this file.
+help() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0; }
+case ${1:-} in -h | --help) help ;; esac
 log() { echo ">>> $*" >&2; }
 
 need() {
@@ -69,6 +69,24 @@ STAMP=$CACHE/linux.stamp
 patches_hash() {
 	(cd "$TOP/patches" && cat series && sed 's/#.*//; s/[[:space:]]//g; /^$/d' series |
 		while read -r f; do cat "$f" 2>/dev/null || echo "missing $f"; done) | sha256sum | cut -d' ' -f1
+}
+
+# run_emulator DIR CMD...: run CMD (timeout and an emulator) in the
+# background, so that a signal to the calling script runs its trap at once:
+# INT, TERM or HUP call the caller's stop_vm and exit.  DIR/vm.pid gets
+# timeout's pid (it passes a signal on to the emulator), the one to kill
+# from outside.  Sets rc to CMD's exit status when it fails.
+run_emulator() {
+	local d=$1
+	shift
+	trap 'stop_vm; exit 130' INT
+	trap 'stop_vm; exit 143' TERM HUP
+	"$@" &
+	tpid=$!
+	echo "$tpid" >"$d/vm.pid"
+	wait "$tpid" || rc=$?
+	tpid=""
+	trap - INT TERM HUP
 }
 
 # vm_paths_ok: QEMU's guest (vm.sh) sees the host's / over 9p but mounts

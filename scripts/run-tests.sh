@@ -28,7 +28,7 @@ while getopts k:p:f:r:wlnh o; do
 	case $o in
 	k) variant=$OPTARG ;; p) platforms=$OPTARG ;; f) filter=$OPTARG ;; w) write=1 ;;
 	r) repeat=$OPTARG ;; l) listing=1 ;; n) check=1 ;;
-	h) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	h) help ;;
 	*) die "$usage" ;;
 	esac
 done
@@ -126,6 +126,15 @@ vmkey_of() {
 		for (i = 1; i <= n; i++) if (p[i] ~ /^(cpus=[0-9]+|accel=[a-z]+)$/) k = k (k == "" ? "" : " ") p[i]
 		print k }'
 }
+# splat_in TAG NAME: the kernel lines of $dir/log.tagged tagged TAG into
+# $dir/log.NAME, the splats found there into $dir/splat.NAME; true if there
+# is one (or the check itself failed)
+splat_in() {
+	local src=0
+	awk -F'\t' -v t="$1" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$2"
+	KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$2" 2>"$dir/splat.$2" || src=$?
+	[ "$src" != 1 ]  # 0: a splat, 2: the check itself failed
+}
 run_boots() {
 	local key cpus accel copt logs
 	while [ -s "$out/todo" ]; do
@@ -177,10 +186,7 @@ run_boots() {
 			# printk can land in the middle of a line the tty is sending
 			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print (t != "" ? t : wrapped ? "wrapped" : "boot") "\t" substr($0, RSTART) }' "${logs[@]}" >"$dir/log.tagged"
 		while IFS= read -r t; do
-			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$t"
-			src=0
-			KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$t" 2>"$dir/splat.$t" || src=$?
-			if [ "$src" != 1 ]; then  # 0: a splat, 2: the check itself failed
+			if splat_in "$t" "$t"; then
 				awk -F'|' -v t="$t" 'BEGIN { OFS = "|" } $1 == t { $2 = "splat" } 1' \
 					"$dir/final" >"$dir/final.new"
 				mv "$dir/final.new" "$dir/final"
@@ -191,10 +197,7 @@ run_boots() {
 		# of their own: boot@PLATFORM-N, between@TEST.
 		while IFS= read -r t; do
 			case $t in boot) r=boot@$p-$boot ;; *) r=between@$p:${t#between:} ;; esac
-			awk -F'\t' -v t="$t" '$1 == t' "$dir/log.tagged" | cut -f2- >"$dir/log.$r"
-			src=0
-			KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/log.$r" 2>"$dir/splat.$r" || src=$?
-			if [ "$src" != 1 ]; then
+			if splat_in "$t" "$r"; then
 				case $t in
 				boot) echo "$r|splat|0|a kernel splat at boot, before the first test" ;;
 				*) echo "$r|splat|0|a kernel splat between tests, after ${t#between:}" ;;
@@ -241,7 +244,6 @@ run_platform() {
 	fi
 	cp "$out/all" "$out/todo"
 	: >"$out/results"
-	: >"$out/extra"
 	boot=0
 	run_boots
 	# Tests that tests/baseline marks flaky (a race in the test itself, see the

@@ -13,11 +13,7 @@
 # (the To/Cc headers are in the files).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-case ${1:-} in
--h | --help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
-'') ;;
-*) die "usage: series.sh [-h]" ;;
-esac
+[ $# = 0 ] || die "usage: series.sh [-h]"
 need git perl python3
 name=$(git -C "$TOP" config user.name || true)
 email=$(git -C "$TOP" config user.email || true)

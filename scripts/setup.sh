@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the harness needs (idempotent).
 set -euo pipefail
-case ${1:-} in
--h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-esac
+. "$(dirname "$0")/lib.sh"  # -h
 
 pkgs=(qemu-system-x86 ccache flex bison libelf-dev libssl-dev bc rsync cpio
       kmod xz-utils git make gcc perl python3 coreutils procps util-linux

@@ -4,9 +4,7 @@
 # KS_SPLAT_IGNORE names a file of extended regexes (one a line, # comments)
 # for known emulator faults that do not count (tests/splat-ignore.intel).
 set -euo pipefail
-case ${1:-} in
--h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-esac
+. "$(dirname "$0")/lib.sh"  # -h
 pat='WARNING:|BUG:|Oops|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|KASAN:|UBSAN:|INFO: task .* blocked|soft lockup|hard LOCKUP|detected stalls|Kernel panic'
 ign=/dev/null
 # Exit 2 on a missing or broken ignore file: callers count that as a splat.

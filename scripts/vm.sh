@@ -55,15 +55,13 @@ rc=0
 # passes the signal on); a caller that does (run-tests.sh's watchdog) first
 # writes the reason to $dir/killed, and such a VM counts as hung.
 rm -f "$dir/qemu.pid" "$dir/vm.pid" "$dir/killed"
-# shellcheck disable=SC2317 # run by the traps
+# shellcheck disable=SC2317 # run by run_emulator's traps
 stop_vm() {
 	# (a signal right after the fork, before tpid is set: $! is the job)
 	kill -TERM "${tpid:-$!}" 2>/dev/null || true
 	[ ! -s "$dir/qemu.pid" ] || kill -TERM "$(cat "$dir/qemu.pid" 2>/dev/null)" 2>/dev/null || true
 }
-trap 'stop_vm; exit 130' INT
-trap 'stop_vm; exit 143' TERM HUP
-timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" -pidfile "$dir/qemu.pid" \
+run_emulator "$dir" timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" -pidfile "$dir/qemu.pid" \
 	-smp "$cpus" -m "$mem" -nodefaults -no-reboot -display none \
 	-kernel "$kdir/arch/x86/boot/bzImage" -append "$cmdline" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -71,12 +69,7 @@ timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" -pidfile "$dir/
 	-fsdev local,id=out,path="$dir",security_model=none \
 	-device virtio-9p-pci,fsdev=out,mount_tag=ks_out \
 	-chardev file,id=con,path="$dir/console.log" -serial chardev:con \
-	</dev/null >"$dir/qemu.log" 2>&1 &
-tpid=$!
-echo "$tpid" >"$dir/vm.pid"
-wait "$tpid" || rc=$?
-tpid=""
-trap - INT TERM HUP
+	</dev/null >"$dir/qemu.log" 2>&1
 log "vm: $(($(date +%s) - start)) s, console in $dir/console.log"
 if ! grep -q 'ks: init started' "$dir/console.log" 2>/dev/null; then
 	tail -20 "$dir/console.log" "$dir/qemu.log" >&2 2>/dev/null || true
