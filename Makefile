@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: setup tree build build-base test baseline bench check checkpatch bisect series export shellcheck mutants
+.PHONY: setup tree build build-base test baseline bench migrate check checkpatch bisect series export shellcheck mutants
 
 setup:
 	$(S)/setup.sh
@@ -37,6 +37,13 @@ bench:
 	if [ "$(BENCH_KIND)" = debug ]; then $(S)/build.sh base all; else \
 		$(S)/build.sh base-$(BENCH_KIND) kernel && $(S)/build.sh patched-$(BENCH_KIND) kernel; fi
 	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh $(BENCH) $(ROUNDS)
+# The live-migration check (QEMU migrates a Linux guest that checks its
+# own pages) on the base and on the patched kernel, with QEMU's figures
+# side by side.  The patched half is part of make test too.
+migrate:
+	$(S)/migrate.sh -n
+	$(MAKE) --no-print-directory build build-base
+	$(S)/migrate.sh
 # Deliberate bugs (mutants/*.diff) that the tests must catch; not a test
 # (long).  MUTANTS=regex picks some.
 MUTANTS ?= .
@@ -48,7 +55,7 @@ bisect: tree
 	$(S)/check.sh bisect
 check: checkpatch bisect shellcheck
 shellcheck:
-	shellcheck -x $(S)/*.sh .ci/run
+	shellcheck -x $(S)/*.sh migrate/*.sh .ci/run
 series: tree
 	$(S)/series.sh
 export:

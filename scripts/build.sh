@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# build.sh VARIANT [kernel|selftests|kvm|all], VARIANT: base, patched,
+# build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
 # base-perf, patched-perf, base-lockstat or patched-lockstat (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
-# into $BUILD/<variant>, out of tree, with ccache.  "kvm" rebuilds only
-# arch/x86/kvm (fast iteration).
+# into $BUILD/<variant>, out of tree, with ccache, and the guest of the
+# live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
+# iteration).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need make gcc ccache flex bison bc git
-variant=${1:?usage: build.sh VARIANT [kernel|selftests|kvm|all]}
+need make gcc ccache flex bison bc git cpio gzip
+variant=${1:?usage: build.sh VARIANT [kernel|selftests|kvm|migrate|all]}
 what=${2:-all}
 rev=$(variant_rev "$variant")
+lock_cache -s tree "the tree is being made, exported or has a mutant applied"
+lock_cache -x "build-$variant" "a VM, a test run or a benchmark uses the $variant kernel"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"
@@ -65,6 +68,15 @@ selftests() {
 	cp "$src"/tools/testing/selftests/kvm/x86_64/nx_huge_pages*_test.sh "$out/selftests/x86_64/"
 }
 
+# The live-migration check's guest (migrate/l1-migrate.sh): pagecheck,
+# static, as the /init of an initramfs for this variant's kernel.
+migrate() {
+	log "$variant: building migrate/pagecheck and its initramfs"
+	mkdir -p "$out/migrate/root"
+	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$out/migrate/root/pagecheck" "$TOP/migrate/pagecheck.c"
+	(cd "$out/migrate/root" && echo pagecheck | cpio -o -H newc --quiet) | gzip -9 >"$out/migrate/initrd.gz"
+}
+
 case $what in
 kernel) kernel ;;
 selftests) selftests ;;
@@ -73,6 +85,7 @@ kvm)
 	[ -f "$out/Module.symvers" ] || die "no $variant kernel build in $out to build the KVM modules against (build.sh $variant kernel)"
 	config
 	mk M=arch/x86/kvm modules || die "the KVM module build of $variant failed (errors above)" ;;
-all) kernel; selftests ;;
+migrate) migrate ;;
+all) kernel; selftests; migrate ;;
 *) die "unknown target '$what'" ;;
 esac

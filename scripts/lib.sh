@@ -71,6 +71,26 @@ patches_hash() {
 		while read -r f; do cat "$f" 2>/dev/null || echo "missing $f"; done) | sha256sum | cut -d' ' -f1
 }
 
+# Locks on the cache, so that two jobs beside each other wait for each
+# other instead of pulling things out from under each other:
+#   tree           $SRC: exclusive to make it, export it or apply a mutant
+#                  (mktree.sh, export.sh, mutants.sh), shared to build it;
+#   build-VARIANT  $BUILD/VARIANT: exclusive to build it (build.sh), shared
+#                  while a VM boots it or a test or bench run uses it.
+# lock_cache -s|-x NAME WHAT: take it for the rest of the calling script
+# (an inherited descriptor: children keep it while they live), saying
+# what it waits for when another job holds it.  KS_TREE_LOCKED=1: the
+# caller already holds the tree lock exclusively (mutants.sh's builds).
+lock_cache() {
+	local fd f=$CACHE/.lock.$2
+	[ "$2" != tree ] || [ "${KS_TREE_LOCKED:-0}" != 1 ] || return 0
+	mkdir -p "$CACHE"
+	exec {fd}>>"$f"
+	flock -n "$1" "$fd" && return 0
+	log "waiting for $f: $3"
+	flock "$1" "$fd"
+}
+
 # run_emulator DIR CMD...: run CMD (timeout and an emulator) in the
 # background, so that a signal to the calling script runs its trap at once:
 # INT, TERM or HUP call the caller's stop_vm and exit.  DIR/vm.pid gets

@@ -16,6 +16,7 @@ vm_opts "${KS_CPUS:-2}" "${KS_MEM:-6144}" "$@"
 shift "$vm_nopts"
 [ $# -gt 0 ] || die "usage: vm.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
+lock_cache -s "build-$variant" "the $variant kernel is being built"
 kdir=$BUILD/$variant
 [ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
 vm_paths_ok

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# l1-migrate.sh MODE [HOPS]: live-migrate a Linux guest inside the test VM,
+# and check that no page was lost.  Runs inside the VM (a tests/list entry,
+# KVM loaded by guest-run.sh).  MODE: bitmap (QEMU's dirty bitmap: on this
+# kernel KVM_GET_DIRTY_LOG + KVM_CLEAR_DIRTY_LOG) or ring (the dirty ring,
+# -accel kvm,dirty-ring-size).  The guest is the kernel under test
+# ($KS_KDIR's bzImage) with migrate/pagecheck as /init: it writes and runs
+# pages and checks all of them against its own journal every period
+# (migrate/pagecheck.c).  QEMU 0 boots it; QEMU N+1 takes it over from QEMU
+# N over a unix socket (precopy, bandwidth-limited), HOPS times.  Fails on
+# a "verdict BAD" line (a lost page), a guest that stops reporting, or a
+# migration that does not complete.
+# Settings (environment): MIG_MEM guest MiB (192), MIG_WORK pagecheck MiB
+# (64), MIG_THREADS (2), MIG_RATE page writes per second per thread (250),
+# MIG_BW MiB/s (4), MIG_BACKING thp or hugetlb (thp; hugetlb needs
+# hugepages= in the list entry), MIG_ROUNDS checks after each hop (2).
+set -euo pipefail
+mode=${1:-}
+hops=${2:-2}
+case $mode in
+bitmap) accel=kvm ;;
+ring) accel=kvm,dirty-ring-size=4096 ;;
+*) echo "usage: l1-migrate.sh bitmap|ring [HOPS]" >&2; exit 2 ;;
+esac
+mem=${MIG_MEM:-192} work=${MIG_WORK:-64} threads=${MIG_THREADS:-2}
+rate=${MIG_RATE:-250} bw=${MIG_BW:-4} backing=${MIG_BACKING:-thp} rounds=${MIG_ROUNDS:-2}
+top=$(cd "$(dirname "$0")/.." && pwd)
+kernel=$KS_KDIR/arch/x86/boot/bzImage
+initrd=$KS_KDIR/migrate/initrd.gz
+for f in "$kernel" "$initrd"; do
+	[ -f "$f" ] || { echo "missing $f (scripts/build.sh builds it)"; exit 2; }
+done
+case $backing in
+thp) ram=(-m "$mem") ;;
+hugetlb) ram=(-m "$mem" -object "memory-backend-file,id=ram,size=${mem}M,mem-path=/dev/hugepages,prealloc=on"
+	-machine memory-backend=ram) ;;
+*) echo "MIG_BACKING must be thp or hugetlb" >&2; exit 2 ;;
+esac
+d=$(mktemp -d /tmp/mig.XXXXXX)
+pids=()
+# The guests' consoles are kept in the job's output folder ($KS_OUT).
+# shellcheck disable=SC2317 # run by the trap
+cleanup() {
+	local f
+	[ ${#pids[@]} -eq 0 ] || kill -9 "${pids[@]}" 2>/dev/null || true
+	[ -d "${KS_OUT:-}" ] || return 0
+	for f in "$d"/con*.log; do [ ! -f "$f" ] || cp "$f" "$KS_OUT/migrate-$mode-$backing-${f##*/}"; done
+}
+trap cleanup EXIT
+qmp() { python3 "$top/migrate/qmp.py" "$d/qmp$1" "${@:2}"; }
+fail() {
+	echo "migrate: FAIL: $*"
+	for f in "$d"/con*.log; do echo "--- $f (tail)"; tail -15 "$f"; done
+	exit 1
+}
+
+# start N [ARGS...]: QEMU number N, its console in con N.log
+start() {
+	local n=$1
+	shift
+	qemu-system-x86_64 -accel "$accel" -cpu qemu64 -smp 1 "${ram[@]}" \
+		-nodefaults -no-reboot -display none \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 rdinit=/pagecheck panic=-1 loglevel=4 -- $work $threads 1500 $rate" \
+		-serial "file:$d/con$n.log" -qmp "unix:$d/qmp$n,server=on,wait=off" "$@" &
+	pids[n]=$!
+	for _ in $(seq 100); do [ -S "$d/qmp$n" ] && return; sleep 0.1; done
+	fail "QEMU $n did not start"
+}
+
+# verdicts N COUNT SECS: wait for COUNT verdict lines on QEMU N's console;
+# a lost page, an oops of the guest's kernel or a QEMU that exits fails
+verdicts() {
+	local n=$1 want=$2 end=$((SECONDS + $3)) c
+	while :; do
+		grep -q 'pagecheck: verdict BAD' "$d/con$n.log" &&
+			fail "lost pages: $(grep -m1 'verdict BAD' "$d/con$n.log")"
+		grep -qE 'BUG:|WARNING:|Oops|Kernel panic|general protection' "$d/con$n.log" &&
+			fail "the guest's kernel reported: $(grep -m1 -E 'BUG:|WARNING:|Oops|Kernel panic|general protection' "$d/con$n.log")"
+		c=$(grep -c 'pagecheck: verdict ok' "$d/con$n.log" || true)
+		[ "$c" -ge "$want" ] && return
+		kill -0 "${pids[n]}" 2>/dev/null || fail "QEMU $n exited"
+		[ $SECONDS -lt $end ] || fail "QEMU $n: $c of $want verdicts in $3 s"
+		sleep 1
+	done
+}
+
+# field JSON PATH: a value from query-migrate's reply
+field() { python3 -c 'import json,sys; v=json.loads(sys.argv[1])
+for k in sys.argv[2].split("."): v=v.get(k, {}) if isinstance(v, dict) else {}
+print(v if v != {} else "-")' "$1" "$2"; }
+
+echo "migrate: $mode, $hops hops, guest ${mem} MiB ($backing), pagecheck $work MiB x $threads threads x $rate writes/s, link ${bw} MiB/s"
+start 0
+verdicts 0 "$rounds" 400
+echo "migrate: guest up: $(grep 'pagecheck: verdict' "$d/con0.log" | tail -1)"
+for hop in $(seq "$hops"); do
+	src=$((hop - 1))
+	start "$hop" -incoming "unix:$d/mig$hop"
+	qmp "$src" migrate-set-parameters "{\"max-bandwidth\": $((bw << 20))}" >/dev/null
+	qmp "$src" migrate "{\"uri\": \"unix:$d/mig$hop\"}" >/dev/null
+	end=$((SECONDS + 600))
+	while :; do
+		info=$(qmp "$src" query-migrate)
+		st=$(field "$info" status)
+		case $st in completed) break ;; failed | cancelled) fail "hop $hop: migration $st: $info" ;; esac
+		[ $SECONDS -lt $end ] || fail "hop $hop: not done in 600 s ($info)"
+		sleep 1
+	done
+	echo "migrate: hop $hop ($mode): $(field "$info" total-time) ms," \
+		"downtime $(field "$info" downtime) ms," \
+		"$(field "$info" ram.dirty-sync-count) dirty-sync rounds," \
+		"$(( $(field "$info" ram.transferred) >> 20 )) MiB sent"
+	qmp "$src" quit >/dev/null || true
+	wait "${pids[src]}" || true
+	unset "pids[src]"
+	verdicts "$hop" "$rounds" 300
+	echo "migrate: hop $hop: destination: $(grep 'pagecheck: verdict' "$d/con$hop.log" | tail -1)"
+done
+echo "migrate: ok, no page lost in $hops hops"
