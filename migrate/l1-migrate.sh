@@ -85,6 +85,15 @@ verdicts() {
 	done
 }
 
+# KVM's page counters over all VMs: huge pages NX-split, 2M and 4K mappings
+kvmstat() {
+	local f out=""
+	for f in nx_lpage_splits pages_2m pages_4k; do
+		out+=" $f=$(cat "/sys/kernel/debug/kvm/$f" 2>/dev/null || echo -)"
+	done
+	echo "kvm:$out"
+}
+
 # field JSON PATH: a value from query-migrate's reply
 field() { python3 -c 'import json,sys; v=json.loads(sys.argv[1])
 for k in sys.argv[2].split("."): v=v.get(k, {}) if isinstance(v, dict) else {}
@@ -93,7 +102,7 @@ print(v if v != {} else "-")' "$1" "$2"; }
 echo "migrate: $mode, $hops hops, guest ${mem} MiB ($backing), pagecheck $work MiB x $threads threads x $rate writes/s, link ${bw} MiB/s"
 start 0
 verdicts 0 "$rounds" 400
-echo "migrate: guest up: $(grep 'pagecheck: verdict' "$d/con0.log" | tail -1)"
+echo "migrate: guest up: $(grep 'pagecheck: verdict' "$d/con0.log" | tail -1); $(kvmstat)"
 for hop in $(seq "$hops"); do
 	src=$((hop - 1))
 	start "$hop" -incoming "unix:$d/mig$hop"
@@ -115,6 +124,6 @@ for hop in $(seq "$hops"); do
 	wait "${pids[src]}" || true
 	unset "pids[src]"
 	verdicts "$hop" "$rounds" 300
-	echo "migrate: hop $hop: destination: $(grep 'pagecheck: verdict' "$d/con$hop.log" | tail -1)"
+	echo "migrate: hop $hop: destination: $(grep 'pagecheck: verdict' "$d/con$hop.log" | tail -1); $(kvmstat)"
 done
 echo "migrate: ok, no page lost in $hops hops"

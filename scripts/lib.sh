@@ -44,6 +44,8 @@ vm_opts() {
 		esac
 	done
 	vm_nopts=$((OPTIND - 1))
+	[[ "$limit $cpus $mem" =~ ^[0-9]+\ [1-9][0-9]*\ [1-9][0-9]*$ ]] ||
+		die "-t, -c and -m want numbers (seconds, CPUs, MiB), not '$limit', '$cpus', '$mem'"
 }
 
 # variant_rev base|patched -> git revision of $SRC for that variant
