@@ -75,8 +75,9 @@ verdicts() {
 	while :; do
 		grep -q 'pagecheck: verdict BAD' "$d/con$n.log" &&
 			fail "lost pages: $(grep -m1 'verdict BAD' "$d/con$n.log")"
+		# on a destination, memory the migration lost can do this too
 		grep -qE 'BUG:|WARNING:|Oops|Kernel panic|general protection' "$d/con$n.log" &&
-			fail "the guest's kernel reported: $(grep -m1 -E 'BUG:|WARNING:|Oops|Kernel panic|general protection' "$d/con$n.log")"
+			fail "the guest's kernel (QEMU $n) reported: $(grep -m1 -E 'BUG:|WARNING:|Oops|Kernel panic|general protection' "$d/con$n.log")"
 		c=$(grep -c 'pagecheck: verdict ok' "$d/con$n.log" || true)
 		[ "$c" -ge "$want" ] && return
 		kill -0 "${pids[n]}" 2>/dev/null || fail "QEMU $n exited"

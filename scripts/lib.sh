@@ -97,7 +97,8 @@ lock_cache() {
 # background, so that a signal to the calling script runs its trap at once:
 # INT, TERM or HUP call the caller's stop_vm and exit.  DIR/vm.pid gets
 # timeout's pid (it passes a signal on to the emulator), the one to kill
-# from outside.  Sets rc to CMD's exit status when it fails.
+# from outside; it is removed when CMD ends.  Sets rc to CMD's exit
+# status when it fails.
 run_emulator() {
 	local d=$1
 	shift
@@ -109,6 +110,8 @@ run_emulator() {
 	wait "$tpid" || rc=$?
 	tpid=""
 	trap - INT TERM HUP
+	# pid files name live emulators only (a caller kills what they name)
+	rm -f "$d/vm.pid" "$d/qemu.pid"
 }
 
 # vm_paths_ok: QEMU's guest (vm.sh) sees the host's / over 9p but mounts

@@ -275,14 +275,27 @@ run_platform() {
 		die "$(wc -l <"$out/results") results for $(wc -l <"$out/all") tests (see $out)"
 }
 
-# Ctrl-C or a kill: stop both platforms' VMs too (background jobs of a
-# script ignore SIGINT).
+# Ctrl-C or a kill: stop both platforms' VMs too.  The VM scripts run in
+# the background, so they ignore SIGINT, and the subshells between them
+# and this script may be gone already (a terminal's Ctrl-C reaches them
+# too): the emulators are stopped by the pids their VM scripts wrote
+# (timeout's, which passes the signal on, and QEMU's own), then what is
+# left of the process tree.
 killtree() {
 	local c
 	for c in $(pgrep -P "$1"); do killtree "$c"; done
 	kill -TERM "$1" 2>/dev/null || true
 }
-trap 'trap - INT TERM; for p in "${pids[@]}"; do killtree "$p"; done; exit 130' INT TERM
+stop_all() {
+	local f p
+	trap - INT TERM
+	for f in "$top"/*/boot*/vm.pid "$top"/*/boot*/qemu.pid; do
+		[ ! -s "$f" ] || kill -TERM "$(cat "$f" 2>/dev/null)" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do killtree "$p"; done
+	exit 130
+}
+trap stop_all INT TERM
 pids=()
 for p in $platforms; do
 	# a subshell, so that $! is the pipeline's parent, not sed
