@@ -10,8 +10,12 @@
  * page is kept in a journal in the guest's own memory.  Every period each
  * thread stops writing and checks all of its pages against the journal: a
  * page whose content does not match is a page the migration lost (a write
- * that the destination never got).  A verdict line each time every thread
- * has finished one more full check ("checks" counts those rounds):
+ * that the destination never got).  A page is also checked before each
+ * write to it, so that the write cannot hide an earlier loss.  Verdicts
+ * come in rounds: a verdict line is printed when every thread has finished
+ * a full check that it began after the previous line ("checks" counts the
+ * rounds), so the second line printed after a switchover speaks for checks
+ * that ran wholly on the destination:
  *
  *   pagecheck: verdict ok t=12 checks=3 pages=16384 writes=123456
  *   pagecheck: verdict BAD t=12 ... lost=2 (first: page 77 has gen 5, journal 6)
@@ -43,9 +47,11 @@ static uint8_t *buf;
 static uint32_t *journal;	/* generation of each page */
 static unsigned long npages, nthreads, period_ms, rate;
 static atomic_ulong writes, lost;
-static atomic_ulong *checks;	/* full checks done, per thread */
-static atomic_ulong first_lost_page = ~0UL;
-static atomic_uint first_lost_has, first_lost_want;
+static atomic_ulong epoch;	/* verdict lines printed */
+static atomic_ulong *done;	/* per thread: epoch + 1 at the start of its last full check */
+static pthread_mutex_t first_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long first_page = ~0UL;	/* the first lost page, what it held, what it should */
+static uint32_t first_has, first_want;
 
 /*
  * Word 0 of a page is "ret" (0xc3) with the page number and generation in
@@ -80,6 +86,24 @@ static uint32_t held(unsigned long p)
 		if (w[i] != word(p, gen, i))
 			return ~0U;
 	return gen;
+}
+
+/* page p must hold its journal's generation; if not, count it lost (once) */
+static void verify(unsigned long p)
+{
+	uint32_t h = held(p);
+
+	if (h == journal[p])
+		return;
+	atomic_fetch_add(&lost, 1);
+	pthread_mutex_lock(&first_lock);
+	if (first_page == ~0UL) {
+		first_page = p;
+		first_has = h;
+		first_want = journal[p];
+	}
+	pthread_mutex_unlock(&first_lock);
+	fill(p, journal[p]);
 }
 
 static uint64_t now_ns(void)
@@ -117,7 +141,7 @@ static void *worker(void *arg)
 	unsigned long t = (unsigned long)arg, mine = (npages - t + nthreads - 1) / nthreads;
 	uint64_t x = 0x2545f4914f6cdd1dULL * (t + 1), next = now_ms() + period_ms;
 	uint64_t t0 = now_ns();
-	unsigned long p, k, n = 0;
+	unsigned long p, k, e, n = 0;
 
 	for (;;) {
 		pace(t0, n++);
@@ -126,29 +150,21 @@ static void *worker(void *arg)
 		x ^= x >> 7;
 		x ^= x << 17;
 		p = t + (x % mine) * nthreads;
+		verify(p);
 		journal[p]++;
 		fill(p, journal[p]);
 		((void (*)(void))(buf + p * PAGE))();
 		atomic_fetch_add(&writes, 1);
 		if (now_ms() < next)
 			continue;
-		for (k = 0, p = t; k < mine; k++, p += nthreads) {
-			uint32_t h = held(p);
-
-			if (h == journal[p])
-				continue;
-			atomic_fetch_add(&lost, 1);
-			unsigned long none = ~0UL;
-
-			if (atomic_compare_exchange_strong(&first_lost_page, &none, p)) {
-				first_lost_has = h;
-				first_lost_want = journal[p];
-			}
-			/* report it once: the page is consistent again */
-			fill(p, journal[p]);
-		}
-		atomic_fetch_add(&checks[t], 1);
+		e = atomic_load(&epoch) + 1;
+		for (k = 0, p = t; k < mine; k++, p += nthreads)
+			verify(p);
+		atomic_store(&done[t], e);
 		next = now_ms() + period_ms;
+		/* the pace starts again: no burst to catch up for the check */
+		t0 = now_ns();
+		n = 0;
 	}
 	return NULL;
 }
@@ -171,7 +187,7 @@ static void console(void)
 int main(int argc, char **argv)
 {
 	unsigned long mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 64;
-	unsigned long t, last_checks = 0;
+	unsigned long t;
 	uint64_t t0 = now_ms();
 	pthread_t th;
 
@@ -190,8 +206,8 @@ int main(int argc, char **argv)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	journal = mmap(NULL, npages * sizeof(*journal), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	checks = calloc(nthreads, sizeof(*checks));
-	if (buf == MAP_FAILED || journal == MAP_FAILED || !checks) {
+	done = calloc(nthreads, sizeof(*done));
+	if (buf == MAP_FAILED || journal == MAP_FAILED || !done) {
 		perror("pagecheck: mmap");
 		return 1;
 	}
@@ -207,24 +223,30 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	for (;;) {
-		unsigned long c, l;
+		unsigned long e = atomic_load(&epoch), l, fp;
+		uint32_t fh, fw;
 
-		usleep(period_ms * 1000);
-		for (c = ~0UL, t = 0; t < nthreads; t++)
-			if (atomic_load(&checks[t]) < c)
-				c = atomic_load(&checks[t]);
+		usleep(100 * 1000);
+		for (t = 0; t < nthreads; t++)
+			if (atomic_load(&done[t]) < e + 1)
+				break;
+		if (t < nthreads)
+			continue;	/* the round is not complete yet */
 		l = atomic_load(&lost);
-		if (c == last_checks)
-			continue;	/* no new round of checks: nothing new to say */
-		last_checks = c;
+		pthread_mutex_lock(&first_lock);
+		fp = first_page;
+		fh = first_has;
+		fw = first_want;
+		pthread_mutex_unlock(&first_lock);
 		if (!l)
 			printf("pagecheck: verdict ok t=%llu checks=%lu pages=%lu writes=%lu\n",
-			       (unsigned long long)(now_ms() - t0) / 1000, c, npages,
+			       (unsigned long long)(now_ms() - t0) / 1000, e + 1, npages,
 			       atomic_load(&writes));
 		else
 			printf("pagecheck: verdict BAD t=%llu checks=%lu pages=%lu writes=%lu lost=%lu (first: page %lu has gen %d, journal %u)\n",
-			       (unsigned long long)(now_ms() - t0) / 1000, c, npages,
-			       atomic_load(&writes), l, atomic_load(&first_lost_page),
-			       (int)first_lost_has, first_lost_want);
+			       (unsigned long long)(now_ms() - t0) / 1000, e + 1, npages,
+			       atomic_load(&writes), l, fp, (int)fh, fw);
+		/* checks that begin from now on count for the next line */
+		atomic_store(&epoch, e + 1);
 	}
 }

@@ -199,6 +199,7 @@ rm -f "$dir/killed"
 stop_vm() {
 	kill -TERM "$feeder" 2>/dev/null || true
 	kill -TERM "${tpid:-$!}" 2>/dev/null || true
+	rm -f "$dir/vm.pid"
 }
 run_emulator "$dir" timeout -k 10 "$((limit + boot))" bochs-bin -q -f "$dir/bochsrc" -rc "$dir/bochs.rc" \
 	</dev/null >"$dir/bochs.out" 2>&1

@@ -74,7 +74,9 @@ migrate() {
 	log "$variant: building migrate/pagecheck and its initramfs"
 	mkdir -p "$out/migrate/root"
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$out/migrate/root/pagecheck" "$TOP/migrate/pagecheck.c"
-	(cd "$out/migrate/root" && echo pagecheck | cpio -o -H newc --quiet) | gzip -9 >"$out/migrate/initrd.gz"
+	# a new file, renamed into place: a VM may be reading the old one
+	(cd "$out/migrate/root" && echo pagecheck | cpio -o -H newc --quiet) | gzip -9 >"$out/migrate/initrd.gz.new"
+	mv "$out/migrate/initrd.gz.new" "$out/migrate/initrd.gz"
 }
 
 case $what in

@@ -111,7 +111,7 @@ run_platform() {
 			elif [ "$(echo "$summary" | awk '{ print $3 }')" -gt 0 ]; then
 				# name and status (FAIL, HANG, STALL, SPLAT, ...): a
 				# stall or a module that did not load is not a catch
-				verdict="killed by $(grep '^not ok' "$out/$name.tap" | grep -v ' # TODO ' | awk '{ print $4 " (" $6 ")" }' | paste -sd' ')"
+				verdict="killed by $(grep '^not ok' "$out/$name.tap" | grep -v ' # TODO ' | awk '{ sub(/,$/, "", $6); print $4 " (" $6 ")" }' | paste -sd' ')"
 			else
 				verdict="SURVIVED"
 			fi

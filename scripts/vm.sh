@@ -61,6 +61,7 @@ stop_vm() {
 	# (a signal right after the fork, before tpid is set: $! is the job)
 	kill -TERM "${tpid:-$!}" 2>/dev/null || true
 	[ ! -s "$dir/qemu.pid" ] || kill -TERM "$(cat "$dir/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+	rm -f "$dir/vm.pid" "$dir/qemu.pid"
 }
 run_emulator "$dir" timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" -pidfile "$dir/qemu.pid" \
 	-smp "$cpus" -m "$mem" -nodefaults -no-reboot -display none \
