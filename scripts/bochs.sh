@@ -79,6 +79,17 @@ done
 put /usr/libexec/coreutils/libstdbuf.so
 put "$kdir/virt/lib/irqbypass.ko" "$kdir/arch/x86/kvm/kvm.ko" "$kdir/arch/x86/kvm/kvm-intel.ko"
 put "$TOP"/scripts/guest-run.sh
+# KS_BOCHS_PUT: more host files (absolute paths, directories whole) for
+# jobs that need them, e.g. QEMU and its firmware for a nested VMM
+for f in ${KS_BOCHS_PUT:-}; do
+	case $f in /*) ;; *) die "KS_BOCHS_PUT: '$f' is not an absolute path" ;; esac
+	[ -e "$f" ] || die "KS_BOCHS_PUT: no $f"
+	if [ -d "$f" ]; then
+		while IFS= read -r g; do put "$g"; done < <(find -L "$f" -type f)
+	else
+		put "$f"
+	fi
+done
 # The selftests the job (or its input files) names, from the variant's
 # selftests and from any other build's selftests the job names.
 mapfile -t inputs < <(find "$dir" -maxdepth 1 -type f -size -1024k ! -name '*.log' ! -name vm.err)

@@ -11,6 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 what=${1:-all}
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
+lock_cache -s tree "the tree is being made, exported or has a mutant applied"
 
 checkpatch() {
 	local p bad=0 n=0

@@ -50,7 +50,7 @@ done
 save=$out/patched-modules
 mkdir -p "$save"
 (
-	flock 9
+	flock -n 9 || { log "waiting for $lock: another job makes or builds from the tree"; flock 9; }
 	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
 		die "$SRC has uncommitted changes; a mutant run needs a clean tree"
 	for ko in "${kos[@]}"; do cp "$BUILD/patched/$ko" "$save/"; done
