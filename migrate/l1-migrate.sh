@@ -69,7 +69,10 @@ fail() {
 	} >&2
 	exit 1
 }
-qmp() { python3 "$top/migrate/qmp.py" "$d/qmp$1" "${@:2}" || fail "QMP $2 to QEMU $1 failed"; }
+qmp() {
+	QMP_TIMEOUT=$((end - SECONDS < 60 ? end - SECONDS : 60)) \
+		python3 "$top/migrate/qmp.py" "$d/qmp$1" "${@:2}" || fail "QMP $2 to QEMU $1 failed"
+}
 left() { [ $SECONDS -lt $end ] || fail "$* (MIG_LIMIT reached)"; }
 bad='pagecheck: verdict BAD|BUG:|WARNING:|Oops|Kernel panic|general protection'
 
@@ -141,7 +144,7 @@ for hop in $(seq "$hops"); do
 	echo "migrate: hop $hop ($mode): $(field "$info" total-time) ms," \
 		"downtime $(field "$info" downtime) ms," \
 		"$(field "$info" ram.dirty-sync-count) dirty-sync rounds," \
-		"$(( $(field "$info" ram.transferred) >> 20 )) MiB sent"
+		"$(( $(field "$info" ram.transferred | tr -c '0-9\n' 0) >> 20 )) MiB sent"
 	qmp "$src" quit >/dev/null
 	while kill -0 "${pids[src]}" 2>/dev/null; do left "QEMU $src did not quit"; sleep 0.2; done
 	wait "${pids[src]}" || true

@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -246,6 +247,9 @@ int main(int argc, char **argv)
 			printf("pagecheck: verdict BAD t=%llu checks=%lu pages=%lu writes=%lu lost=%lu (first: page %lu has gen %d, journal %u)\n",
 			       (unsigned long long)(now_ms() - t0) / 1000, e + 1, npages,
 			       atomic_load(&writes), l, fp, (int)fh, fw);
+		/* out of the serial port before any check counts for the next line */
+		fflush(stdout);
+		tcdrain(1);
 		/* checks that begin from now on count for the next line */
 		atomic_store(&epoch, e + 1);
 	}

@@ -3,6 +3,7 @@
 socket and print its "return" value as JSON (exit 1 on an error reply).
 Used by migrate/l1-migrate.sh; the standard library only."""
 import json
+import os
 import socket
 import sys
 
@@ -11,7 +12,8 @@ def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(60)
+    # l1-migrate.sh passes what is left of its time limit
+    sock.settimeout(max(1, int(os.environ.get("QMP_TIMEOUT", "60"))))
     sock.connect(sys.argv[1])
     f = sock.makefile("rw")
 

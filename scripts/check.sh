@@ -11,7 +11,11 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 what=${1:-all}
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
-lock_cache -s tree "the tree is being made, exported or has a mutant applied"
+# bisect adds and checks out a worktree of the tree: exclusive
+case $what in
+checkpatch) lock_cache -s tree "the tree is being made, exported or has a mutant applied" ;;
+*) lock_cache -x tree "another job makes, builds from or checks the tree" ;;
+esac
 
 checkpatch() {
 	local p bad=0 n=0
