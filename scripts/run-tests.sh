@@ -71,8 +71,11 @@ selected() {
 	# comments and blank lines dropped
 	sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
 		{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } |
-		# accel=mttcg tests: only when named (-f) or asked for (KS_MTTCG=1)
-		awk -F'|' -v m="${KS_MTTCG:-0}" -v f="$filter" 'm == 1 || f != "" || $4 !~ /(^| )accel=mttcg( |$)/'
+		# accel=mttcg tests: only when named (-f) or asked for (KS_MTTCG=1);
+		# the same for the migrate.* ones (KS_MIGRATE=1, make migrate)
+		awk -F'|' -v m="${KS_MTTCG:-0}" -v g="${KS_MIGRATE:-0}" -v f="$filter" '
+			(m == 1 || f != "" || $4 !~ /(^| )accel=mttcg( |$)/) &&
+			(g == 1 || f != "" || $1 !~ /^migrate\./)'
 }
 if [ "$listing" = 1 ]; then
 	for p in $platforms; do
