@@ -39,7 +39,8 @@ bench:
 	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh $(BENCH) $(ROUNDS)
 # The live-migration check (QEMU migrates a Linux guest that checks its
 # own pages) on the base and on the patched kernel, with QEMU's figures
-# side by side.  The patched half is part of make test too.
+# side by side; PLATFORM=intel for the Intel VM (Bochs).  Not in make test
+# (KS_MIGRATE=1 adds the AMD entries to it).
 migrate:
 	$(S)/migrate.sh -n
 	$(MAKE) --no-print-directory build build-base
