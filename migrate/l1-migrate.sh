@@ -18,7 +18,8 @@
 # MIG_BW MiB/s (4), MIG_BACKING thp or hugetlb (thp; hugetlb needs
 # hugepages= in the list entry), MIG_ROUNDS good verdicts after the boot
 # and after each hop (2; on a destination the first line after the
-# switchover does not count: its checks may have begun on the source).
+# switchover does not count: its checks may have begun on the source),
+# MIG_L2_ARGS more arguments for the guest's kernel.
 set -euo pipefail
 mode=${1:-}
 hops=${2:-2}
@@ -102,7 +103,7 @@ start() {
 	qemu-system-x86_64 -accel "$accel" -cpu qemu64 -smp 1 "${ram[@]}" \
 		-nodefaults -no-reboot -display none \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 rdinit=/pagecheck panic=-1 loglevel=5 -- $work $threads 1500 $rate" \
+		-append "console=ttyS0 rdinit=/pagecheck panic=-1 loglevel=5 ${MIG_L2_ARGS:-} -- $work $threads 1500 $rate" \
 		-serial "file:$d/con$n.log" -qmp "tcp:127.0.0.1:$((port + n)),server=on,wait=off" "$@" &
 	pids[n]=$!
 	# QMP listens once QEMU is set up
