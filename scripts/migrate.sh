@@ -58,11 +58,12 @@ for v in base patched; do
 	amd) KS_RUN=migrate "$TOP/scripts/run-tests.sh" -k "$v" -p amd -f "$filter" || rc=1 ;;
 	intel)
 		for m in bitmap ring; do
-			if intel_run "$v" "$m" "$CACHE/results/$v-migrate/intel/$m" >"$CACHE/results/$v-migrate/intel.$m.log" 2>&1; then
+			# not in $v-migrate, which run-tests.sh -k $v remakes
+			if intel_run "$v" "$m" "$CACHE/results/$v-migrate-intel/$m" >"$CACHE/results/$v-migrate-intel.$m.log" 2>&1; then
 				log "$v intel.migrate.$m: pass"
 			else
 				rc=1
-				log "$v intel.migrate.$m: FAIL (see $CACHE/results/$v-migrate/intel/$m/console.log)"
+				log "$v intel.migrate.$m: FAIL (see $CACHE/results/$v-migrate-intel/$m/console.log)"
 			fi
 		done ;;
 	esac
@@ -71,9 +72,9 @@ echo
 echo "| test | hop | kernel | time | downtime | dirty-sync rounds | sent |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for v in base patched; do
-	for f in "$CACHE/results/$v-migrate/amd"/boot*/out.migrate.* "$CACHE/results/$v-migrate/intel"/*/console.log; do
+	for f in "$CACHE/results/$v-migrate/amd"/boot*/out.migrate.* "$CACHE/results/$v-migrate-intel"/*/console.log; do
 		[ -f "$f" ] || continue
-		case $f in */intel/*) t=intel.migrate.$(basename "$(dirname "$f")") ;; *) t=${f##*/out.} ;; esac
+		case $f in *-intel/*) t=intel.migrate.$(basename "$(dirname "$f")") ;; *) t=${f##*/out.} ;; esac
 		sed -n 's/^migrate: hop \([0-9]*\) ([a-z]*): \([0-9]*\) ms, downtime \([0-9]*\) ms, \([0-9]*\) dirty-sync rounds, \([0-9]*\) MiB sent$/\1 \2 \3 \4 \5/p' "$f" |
 			while read -r hop ms down rounds mib; do
 				printf '| %s | %s | %s | %s ms | %s ms | %s | %s MiB |\n' "$t" "$hop" "$v" "$ms" "$down" "$rounds" "$mib"
