@@ -23,6 +23,20 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 term="set terminal svg size 900,520 dynamic font 'sans,12' background '#ffffff'"
 made=()
+# points NAME PS SETTINGS: NAME.svg, $tmp/NAME.base and $tmp/NAME.patched
+# ("x y" lines) as points of size PS from 0 up, with gnuplot SETTINGS
+points() {
+	gnuplot <<EOF
+$term
+set output '$dir/$1.svg'
+$3
+set yrange [0:*]
+set grid ytics
+plot '$tmp/$1.base' using 1:2 with points pt 7 ps $2 title 'base', \
+     '$tmp/$1.patched' using 1:2 with points pt 5 ps $2 title 'patched'
+EOF
+	made+=("$1.svg")
+}
 
 # dirty: one point per iteration, x = boot + iteration / 10
 if want dirty && compgen -G "$dir/dirty.base$sfx.[0-9]*/ms" >/dev/null; then
@@ -35,19 +49,10 @@ if want dirty && compgen -G "$dir/dirty.base$sfx.[0-9]*/ms" >/dev/null; then
 			awk -v b="$b" '{ printf "%.2f %s\n", b + NR / 10, $1 }' "$f"
 		done >"$tmp/dirty.$k"
 	done
-	gnuplot <<EOF
-$term
-set output '$dir/dirty.svg'
-set title 'dirty\\_log\\_perf\\_test: clear-dirty-log time of each iteration, per boot'
+	points dirty 0.7 "set title 'dirty\\_log\\_perf\\_test: clear-dirty-log time of each iteration, per boot'
 set xlabel 'boot (each boot: its iterations, left to right)'
 set ylabel 'ms'
-set yrange [0:*]
-set key top right
-set grid ytics
-plot '$tmp/dirty.base' using 1:2 with points pt 7 ps 0.7 title 'base', \
-     '$tmp/dirty.patched' using 1:2 with points pt 5 ps 0.7 title 'patched'
-EOF
-	made+=(dirty.svg)
+set key top right"
 fi
 
 # nx: the histogram of all boots, summed by bucket
@@ -82,20 +87,11 @@ if want cr0 && [ -s "$dir/cr0.base.shadow.pgoff" ]; then
 				'{ printf "%.2f %s\n", x + d, $1 }' "$dir/cr0.$k.$m" >>"$tmp/cr0.$k"
 		done
 	done
-	gnuplot <<EOF
-$term
-set output '$dir/cr0.svg'
-set title 'guest cycles per CR0.WP toggle, one point per boot'
+	points cr0 0.8 "set title 'guest cycles per CR0.WP toggle, one point per boot'
 set ylabel 'guest TSC cycles per toggle'
 set xtics ('TDP, paging on' 1, 'shadow, paging on' 2, 'TDP, CR0.PG=0' 3, 'shadow, CR0.PG=0' 4)
 set xrange [0.5:4.5]
-set yrange [0:*]
-set key bottom right
-set grid ytics
-plot '$tmp/cr0.base' using 1:2 with points pt 7 ps 0.8 title 'base', \
-     '$tmp/cr0.patched' using 1:2 with points pt 5 ps 0.8 title 'patched'
-EOF
-	made+=(cr0.svg)
+set key bottom right"
 fi
 [ ${#made[@]} -gt 0 ] || die "nothing to plot in $dir"
 log "plots in $dir: ${made[*]}"
