@@ -117,10 +117,9 @@ start() {
 # verdicts N COUNT: wait for COUNT good verdict lines on QEMU N's console;
 # a lost page, an oops of the guest's kernel or a QEMU that exits fails
 verdicts() {
-	local n=$1 want=$2 c
+	local n=$1 want=$2 b c
 	while :; do
-		! grep -qE "$bad" "$d/con$n.log" ||
-			fail "QEMU $n: $(grep -m1 -E "$bad" "$d/con$n.log")"
+		! b=$(grep -m1 -E "$bad" "$d/con$n.log") || fail "QEMU $n: $b"
 		c=$(grep -c 'pagecheck: verdict ok' "$d/con$n.log" || true)
 		[ "${c:-0}" -ge "$want" ] && return
 		kill -0 "${pids[n]}" 2>/dev/null || fail "QEMU $n exited"
@@ -177,6 +176,6 @@ for hop in $(seq "$hops"); do
 done
 # a late report on a console that was already judged
 for f in "$d"/con*.log; do
-	! grep -qE "$bad" "$f" || fail "${f##*/}: $(grep -m1 -E "$bad" "$f")"
+	! b=$(grep -m1 -E "$bad" "$f") || fail "${f##*/}: $b"
 done
 echo "migrate: ok, no page lost in $hops hops"
