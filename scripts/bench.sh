@@ -46,7 +46,7 @@ done
 case " $platforms " in *" amd "*) vm_paths_ok ;; esac
 [ "$check" = 0 ] || { log "bench.sh: arguments and settings fine"; exit 0; }
 # the kernels measured, and the debug build whose selftests they run
-for v in "${kinds[@]}" patched; do lock_cache -s "build-$v" "the $v kernel is being built"; done
+for v in "${kinds[@]}" patched; do lock_cache -s "build-$v"; done
 base_out=$CACHE/bench
 # set_platform amd|intel: the VM script, sizes and output folder.  Bochs
 # runs about 10 times slower than QEMU's TCG and gives at most 2 GiB.

@@ -25,7 +25,7 @@ vm_opts "${KS_BOCHS_CPUS:-1}" "${KS_BOCHS_MEM:-2048}" "$@"
 shift "$vm_nopts"
 [ $# -gt 0 ] || die "usage: bochs.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
-lock_cache -s "build-$variant" "the $variant kernel is being built"
+lock_cache -s "build-$variant"
 [[ $limit =~ ^[0-9]+$ ]] || die "-t wants seconds, not '$limit'"
 [ "$mem" -le 2048 ] || die "Bochs gives a guest at most 2048 MiB, not $mem"
 kdir=$BUILD/$variant
@@ -210,7 +210,6 @@ rm -f "$dir/killed"
 stop_vm() {
 	kill -TERM "$feeder" 2>/dev/null || true
 	kill -TERM "${tpid:-$!}" 2>/dev/null || true
-	rm -f "$dir/vm.pid"
 }
 run_emulator "$dir" timeout -k 10 "$((limit + boot))" bochs-bin -q -f "$dir/bochsrc" -rc "$dir/bochs.rc" \
 	</dev/null >"$dir/bochs.out" 2>&1

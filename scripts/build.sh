@@ -11,8 +11,8 @@ need make gcc ccache flex bison bc git cpio gzip
 variant=${1:?usage: build.sh VARIANT [kernel|selftests|kvm|migrate|all]}
 what=${2:-all}
 rev=$(variant_rev "$variant")
-lock_cache -s tree "the tree is being made, exported or has a mutant applied"
-lock_cache -x "build-$variant" "a VM, a test run or a benchmark uses the $variant kernel"
+lock_cache -s tree
+lock_cache -x "build-$variant"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"

@@ -13,8 +13,8 @@ what=${1:-all}
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 # bisect adds and checks out a worktree of the tree: exclusive
 case $what in
-checkpatch) lock_cache -s tree "the tree is being made, exported or has a mutant applied" ;;
-*) lock_cache -x tree "another job makes, builds from or checks the tree" ;;
+checkpatch) lock_cache -s tree ;;
+*) lock_cache -x tree ;;
 esac
 
 checkpatch() {

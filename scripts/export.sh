@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need git
-lock_cache -x tree "another job is making or building from the tree"
+lock_cache -x tree
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 [ "$(cut -d' ' -f1 "$STAMP" 2>/dev/null)" != rebuilding ] ||
 	die "$SRC is a rebuild from patches/ that did not finish: run make tree, not export"

@@ -79,17 +79,24 @@ patches_hash() {
 #                  (mktree.sh, export.sh, mutants.sh), shared to build it;
 #   build-VARIANT  $BUILD/VARIANT: exclusive to build it (build.sh), shared
 #                  while a VM boots it or a test or bench run uses it.
-# lock_cache -s|-x NAME WHAT: take it for the rest of the calling script
-# (an inherited descriptor: children keep it while they live), saying
-# what it waits for when another job holds it.  KS_TREE_LOCKED=1: the
-# caller already holds the tree lock exclusively (mutants.sh's builds).
+# lock_cache -s|-x NAME: take it for the rest of the calling script (an
+# inherited descriptor: children keep it while they live), saying what it
+# waits for when another job holds it.  KS_TREE_LOCKED=1: the caller
+# already holds the tree lock exclusively (mutants.sh's builds).
 lock_cache() {
-	local fd f=$CACHE/.lock.$2
+	local fd f=$CACHE/.lock.$2 what
 	[ "$2" != tree ] || [ "${KS_TREE_LOCKED:-0}" != 1 ] || return 0
+	case $1:$2 in
+	-s:tree) what="the tree is being made, exported or has a mutant applied" ;;
+	-x:tree) what="another job makes, builds from or checks the tree" ;;
+	-s:build-*) what="the ${2#build-} kernel is being built" ;;
+	-x:build-*) what="a VM, a test run or a benchmark uses the ${2#build-} kernel" ;;
+	*) die "lock_cache: no lock '$1 $2'" ;;
+	esac
 	mkdir -p "$CACHE"
 	exec {fd}>>"$f"
 	flock -n "$1" "$fd" && return 0
-	log "waiting for $f: $3"
+	log "waiting for $f: $what"
 	flock "$1" "$fd"
 }
 
@@ -97,13 +104,15 @@ lock_cache() {
 # background, so that a signal to the calling script runs its trap at once:
 # INT, TERM or HUP call the caller's stop_vm and exit.  DIR/vm.pid gets
 # timeout's pid (it passes a signal on to the emulator), the one to kill
-# from outside; it is removed when CMD ends.  Sets rc to CMD's exit
-# status when it fails.
+# from outside; it and QEMU's DIR/qemu.pid are removed when CMD ends or
+# the trap stops it.  Sets rc to CMD's exit status when it fails.
 run_emulator() {
 	local d=$1
 	shift
-	trap 'stop_vm; exit 130' INT
-	trap 'stop_vm; exit 143' TERM HUP
+	# shellcheck disable=SC2064 # $d now: the trap may run after return
+	trap "stop_vm; rm -f $(printf %q "$d")/{vm,qemu}.pid; exit 130" INT
+	# shellcheck disable=SC2064
+	trap "stop_vm; rm -f $(printf %q "$d")/{vm,qemu}.pid; exit 143" TERM HUP
 	"$@" &
 	tpid=$!
 	echo "$tpid" >"$d/vm.pid"

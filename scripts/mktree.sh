@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need git
-lock_cache -x tree "another job is making, exporting or building from the tree"
+lock_cache -x tree
 
 export GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid
 export GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"

@@ -93,7 +93,7 @@ for p in $platforms; do
 		die "no $variant kernel in $BUILD/$variant (make build, or scripts/build.sh $variant)"
 done
 [ "$check" = 0 ] || { log "run-tests.sh: $n tests selected, arguments and paths fine"; exit 0; }
-lock_cache -s "build-$variant" "the $variant kernel is being built"
+lock_cache -s "build-$variant"
 # KS_RUN=NAME keeps this run's results apart ($KS_CACHE/results/VARIANT-NAME),
 # so that two runs of one variant can go side by side.
 [[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"

@@ -13,7 +13,7 @@
 # (the To/Cc headers are in the files).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-lock_cache -s tree "the tree is being made, exported or has a mutant applied"
+lock_cache -s tree
 [ $# = 0 ] || die "usage: series.sh [-h]"
 need git perl python3
 name=$(git -C "$TOP" config user.name || true)

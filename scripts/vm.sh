@@ -16,7 +16,7 @@ vm_opts "${KS_CPUS:-2}" "${KS_MEM:-6144}" "$@"
 shift "$vm_nopts"
 [ $# -gt 0 ] || die "usage: vm.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
-lock_cache -s "build-$variant" "the $variant kernel is being built"
+lock_cache -s "build-$variant"
 kdir=$BUILD/$variant
 [ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
 vm_paths_ok
@@ -61,7 +61,6 @@ stop_vm() {
 	# (a signal right after the fork, before tpid is set: $! is the job)
 	kill -TERM "${tpid:-$!}" 2>/dev/null || true
 	[ ! -s "$dir/qemu.pid" ] || kill -TERM "$(cat "$dir/qemu.pid" 2>/dev/null)" 2>/dev/null || true
-	rm -f "$dir/vm.pid" "$dir/qemu.pid"
 }
 run_emulator "$dir" timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[@]}" -pidfile "$dir/qemu.pid" \
 	-smp "$cpus" -m "$mem" -nodefaults -no-reboot -display none \
