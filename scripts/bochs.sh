@@ -29,7 +29,7 @@ lock_cache -s "build-$variant"
 [[ $limit =~ ^[0-9]+$ ]] || die "-t wants seconds, not '$limit'"
 [ "$mem" -le 2048 ] || die "Bochs gives a guest at most 2048 MiB, not $mem"
 kdir=$BUILD/$variant
-sdir=$BUILD/${variant%-perf}/selftests
+sdir=$(selftests_of "$variant")
 for f in /usr/share/bochs/BIOS-bochs-latest /usr/share/vgabios/vgabios.bin \
 	/usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32; do
 	[ -f "$f" ] || die "missing $f (run scripts/setup.sh)"

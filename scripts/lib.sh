@@ -63,6 +63,16 @@ variant_rev() {
 	esac
 }
 
+# selftests_of VARIANT -> the selftests directory a VM of VARIANT runs: the
+# variant's own (built with the debug kernel of the same source), or
+# KS_TESTS_FROM's, e.g. KS_TESTS_FROM=patched to run a test the series adds
+# on the base kernel and see how the base fails it.
+selftests_of() {
+	local v=${KS_TESTS_FROM:-${1%-perf}}
+	[ -z "${KS_TESTS_FROM:-}" ] || variant_rev "$KS_TESTS_FROM" >/dev/null
+	echo "$BUILD/$v/selftests"
+}
+
 # The record of what $SRC holds: "PATCHES-HASH HEAD", written by mktree.sh
 # when it makes the tree from patches/ and by export.sh when it writes
 # patches/ from the tree.  A HEAD that differs, or edits in the tree, are

@@ -22,6 +22,10 @@
 # ".*cr0.*" or "cr0_wp_test|shadow.cr0_wp_test" work); -l lists the tests
 # that would run (name, MMU, limit in guest seconds, parameters, platform)
 # and exits; -n checks the arguments, paths and kernel and exits; -h helps.
+# KS_TESTS_FROM=VARIANT runs the selftests built with another variant, e.g.
+# KS_TESTS_FROM=patched KS_RUN=repro run-tests.sh -k base -f 'NAME.*': a
+# test the series adds, on the base kernel (not with -w: a baseline
+# records the base's own selftests).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0 repeat=1 listing=0 check=0
@@ -41,6 +45,8 @@ shift $((OPTIND - 1))
 	die "-f: '$filter' is not an extended regular expression"
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, not '$repeat'"
 [ "$repeat" = 1 ] || [ "$write" = 0 ] || die "-r and -w do not go together"
+[ -z "${KS_TESTS_FROM:-}" ] || [ "$write" = 0 ] ||
+	die "-w records the base's own selftests: unset KS_TESTS_FROM"
 case $platforms in
 all) platforms="amd intel" ;;
 amd | intel) ;;

@@ -18,6 +18,7 @@ shift "$vm_nopts"
 variant_rev "$variant" >/dev/null
 lock_cache -s "build-$variant"
 kdir=$BUILD/$variant
+sdir=$(selftests_of "$variant")
 [ -f "$kdir/arch/x86/boot/bzImage" ] || die "no kernel in $kdir (run scripts/build.sh $variant)"
 vm_paths_ok
 [ -n "$dir" ] || dir=$(mktemp -d "$CACHE/vm.XXXXXX")
@@ -37,8 +38,7 @@ esac
 
 {
 	printf 'export KS_VARIANT=%q KS_KDIR=%q KS_TOP=%q\n' "$variant" "$kdir" "$TOP"
-	# The selftests are built with the debug kernel of the same source.
-	printf 'export KS_SELFTESTS=%q\n' "$BUILD/${variant%-perf}/selftests"
+	printf 'export KS_SELFTESTS=%q\n' "$sdir"
 } >"$dir/env.sh"
 printf '%s\n' "$*" >"$dir/job.sh"
 
