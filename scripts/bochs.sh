@@ -39,7 +39,7 @@ grep -q '^CONFIG_BLK_DEV_INITRD=y' "$kdir/.config" ||
 	die "the $variant kernel has no initramfs support (rebuild: scripts/build.sh $variant)"
 [ -n "$dir" ] || dir=$(mktemp -d "$CACHE/vm.XXXXXX")
 mkdir -p "$dir"
-rm -rf "$dir"/{rc,dmesg,console.log,chan.log,results,bochs.log,boot.iso,initrd,stalled,rebooted}
+rm -rf "$dir"/{rc,dmesg,console.log,chan.log,results,times,progress,bochs.log,boot.iso,initrd,stalled,rebooted}
 job="$*"
 ips=${KS_BOCHS_IPS:-100000000}
 
@@ -111,7 +111,8 @@ done
 for f in "${inputs[@]}"; do cp "$f" "$root/ks/out/"; done
 {
 	printf 'export KS_VARIANT=%q KS_KDIR=%q KS_TOP=%q\n' "$variant" "$kdir" "$TOP"
-	printf 'export KS_SELFTESTS=%q KS_CHAN=/dev/ttyS1\n' "$sdir"
+	# the guest's clock follows Bochs' instructions: a guest second is work
+	printf 'export KS_SELFTESTS=%q KS_CHAN=/dev/ttyS1 KS_WORK_CLOCK=guest\n' "$sdir"
 } >"$root/ks/env.sh"
 printf '%s\n' "$job" >"$root/ks/job.sh"
 cp "$TOP/scripts/bochs-init.sh" "$root/init"
@@ -174,7 +175,10 @@ rc=0
 # Result lines reach $dir/results as they come, so that run-tests.sh's
 # watchdog sees which test runs.
 # chan_results: the result lines the guest sent so far
-chan_results() { { grep -a '^@@R ' "$dir/chan.log" || true; } | cut -c5- | tr -d '\r'; }
+chan_results() { chan_lines R; }
+# chan_lines X: the "@@X ..." lines the guest sent so far (R results, T
+# times, P progress)
+chan_lines() { { grep -a "^@@$1 " "$dir/chan.log" || true; } | cut -c5- | tr -d '\r'; }
 stall=${KS_BOCHS_STALL:-300}
 [[ $stall =~ ^[1-9][0-9]*$ ]] || die "KS_BOCHS_STALL wants seconds, not '$stall'"
 (
@@ -184,6 +188,10 @@ stall=${KS_BOCHS_STALL:-300}
 		[ -f "$dir/chan.log" ] || continue
 		chan_results >"$dir/results.new"
 		mv "$dir/results.new" "$dir/results"
+		chan_lines T >"$dir/times"
+		# progress changes (and its time with it) only when the guest moves
+		p=$(chan_lines P | tail -n 1)
+		[ -z "$p" ] || [ "$p" = "$(cat "$dir/progress" 2>/dev/null)" ] || echo "$p" >"$dir/progress"
 		if [ "$(grep -ac 'ks: init started' "$dir/console.log")" -gt 1 ]; then
 			echo "the guest rebooted" >"$dir/rebooted"
 			kill -TERM "$(cat "$dir/vm.pid")"

@@ -5,6 +5,19 @@
 # under a time limit in the selftests directory and appends
 # "name|status|secs" to $KS_OUT/results.  A test still running at its limit
 # is a hang: dump task states (sysrq t, l) and KVM's exit counters first.
+#
+# Limits count work, not the host's seconds: a limit is the guest's seconds
+# on the reference machine.  Where the guest's clock follows the host's
+# (QEMU TCG; the default), a fixed piece of work (speed) is timed before each
+# test and every $calib_every s during it, and a second of the guest's clock
+# counts 1/factor second of work, factor being how many times slower than
+# the reference the guest ran it (never below 1).  Where the guest's clock
+# follows its instructions (Bochs; KS_WORK_CLOCK=guest), a guest second is a
+# second of work.  So a slow or crowded host stretches the limits with it,
+# and a test that stops being slow ends the same way on any host.  For the
+# host's watchdog, the test's name, work and limit go to $KS_OUT/progress
+# (and to the result channel as "@@P ...") every few seconds; each test's
+# times go to $KS_OUT/times: "name|guest secs|work secs|limit|max factor".
 set -uo pipefail
 list=$1
 res=$KS_OUT/results
@@ -58,6 +71,29 @@ counters() {
 	done
 }
 
+# The work clock.  calib_ref_ms: what the speed loop took on the reference
+# machine (QEMU TCG on an idle host, the machine the limits were set on).
+calib_ref_ms=${KS_CALIB_REF_MS:-120} calib_every=20 factor=1000
+now_ms() { local us=${EPOCHREALTIME/./}; echo "${us%???}"; }
+# speed: time the loop at real-time priority (the test's own threads must
+# not stretch it) and set factor, in thousandths
+speed() {
+	local t0 t1 f
+	[ "${KS_WORK_CLOCK:-wall}" = wall ] || return 0
+	t0=$(now_ms)
+	chrt -f 10 bash -c 'for ((i = 0; i < 20000; i++)); do :; done' 2>/dev/null ||
+		bash -c 'for ((i = 0; i < 20000; i++)); do :; done'
+	t1=$(now_ms)
+	f=$(((t1 - t0) * 1000 / calib_ref_ms))
+	factor=$((f > 1000 ? f : 1000))
+	speed_ms=$((t1 - t0))
+}
+progress() { # NAME WORK-MS LIMIT
+	local line="$1 $(($2 / 1000)) $3 $factor"
+	echo "$line" >"$KS_OUT/progress.new" && mv "$KS_OUT/progress.new" "$KS_OUT/progress"
+	[ -z "${KS_CHAN:-}" ] || echo "@@P $line" >"$KS_CHAN"
+}
+
 hugepages() {
 	local p n=0
 	for p in $1; do case $p in hugepages=*) n=${p#hugepages=} ;; esac; done
@@ -65,6 +101,12 @@ hugepages() {
 }
 
 [ -n "$vendor" ] || echo "ks: no svm/vmx in the VM's CPU: KVM cannot load"
+speed_ms=""
+speed
+if [ -n "$speed_ms" ]; then
+	echo "ks: speed: the work loop took ${speed_ms} ms (reference ${calib_ref_ms} ms): limits x$((factor / 1000)).$(printf %03d $((factor % 1000)))"
+	echo "$speed_ms $calib_ref_ms" >"$KS_OUT/speed"
+fi
 while IFS='|' read -r name mmu secs params cmd; do
 	# The previous test's modules go before this test's marker, so that
 	# what their unloading prints is "between tests" (run-tests.sh).
@@ -75,29 +117,54 @@ while IFS='|' read -r name mmu secs params cmd; do
 	result "$name|START"
 	echo "ks: ==== $name ($mmu, limit ${secs}s): $cmd"
 	echo "ks: ==== $name" >/dev/kmsg
-	t0=$(date +%s)
+	t0=$(date +%s) t0ms=$(now_ms)
 	if [ -z "$vendor" ] || ! load "$mmu" "$params"; then
 		result "$name|fail|0|KVM did not load"; cur=""
 		continue
 	fi
 	hugepages "$params"
 	out=$KS_OUT/out.$name
-	(cd "$KS_SELFTESTS" && exec timeout -s INT -k 10 "$((secs + 5))" stdbuf -oL -eL bash -c "$cmd") >"$out" 2>&1 &
+	speed
+	# a session of its own: a hang's INT and KILL reach all its processes
+	(cd "$KS_SELFTESTS" && exec setsid stdbuf -oL -eL bash -c "$cmd") >"$out" 2>&1 &
 	pid=$!
-	# Watch for the limit ourselves so the dump happens before the kill.
-	while kill -0 "$pid" 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$secs" ]; do
+	# The limit is on the work clock (above); the dump comes before the kill.
+	work=0 last=$(now_ms) cal=$last fmax=$factor hung=0 next=0
+	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
+		t=$(now_ms)
+		work=$((work + (t - last) * 1000 / factor))
+		last=$t
+		if [ "$work" -ge $((secs * 1000)) ]; then
+			hung=1
+			break
+		fi
+		if [ $((t - cal)) -ge $((calib_every * 1000)) ]; then
+			speed
+			cal=$(now_ms)
+			fmax=$((factor > fmax ? factor : fmax))
+		fi
+		if [ "$t" -ge "$next" ]; then
+			progress "$name" "$work" "$secs"
+			next=$((t + 5000))
+		fi
 	done
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "ks: HANG $name after ${secs}s; KVM counters: $(counters)"
+	if [ "$hung" = 1 ]; then
+		echo "ks: HANG $name after ${secs}s of work ($(((last - t0ms) / 1000))s of the guest's clock, speed factor $factor/1000); KVM counters: $(counters)"
 		sleep 2
 		echo "ks: 2 s later: $(counters)"
 		echo t >/proc/sysrq-trigger
 		echo l >/proc/sysrq-trigger
+		kill -INT -- "-$pid" 2>/dev/null
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+		kill -KILL -- "-$pid" 2>/dev/null
 	fi
 	wait "$pid"
 	rc=$?
+	[ "$hung" = 0 ] || rc=124
 	dt=$(($(date +%s) - t0))
+	echo "$name|$dt|$((work / 1000))|$secs|$fmax" >>"$KS_OUT/times"
+	[ -z "${KS_CHAN:-}" ] || echo "@@T $name|$dt|$((work / 1000))|$secs|$fmax" >"$KS_CHAN"
 	cat "$out"
 	detail="rc $rc"
 	case $rc in

@@ -52,20 +52,25 @@ all) platforms="amd intel" ;;
 amd | intel) ;;
 *) die "-p wants amd, intel or all, not '$platforms'" ;;
 esac
-# plat_files PLATFORM -> "list baseline vm-script wall-factor [splat-ignore]"
-# Time limits in the lists are the guest's seconds, enforced in the guest
-# (guest-run.sh).  The host kills a VM whose test is past its limit times
-# wall-factor plus 120 s (stuck in the kernel, or a dead guest): Bochs'
-# guest clock follows its instruction count, about the host's pace on an
-# idle core and several times slower on a busy host (KS_BOCHS_SLOWDOWN,
-# default 10, covers that).
+# plat_files PLATFORM -> "list baseline vm-script [splat-ignore]"
+# Time limits in the lists are seconds of work, enforced in the guest
+# (guest-run.sh: the guest's seconds, scaled by its measured speed where
+# its clock follows the host's), so they mean the same on a slow host.
+# The host's watchdog goes by the guest's own account of its progress.
 plat_files() {
 	case $1 in
-	amd) echo "$TOP/tests/list $TOP/tests/baseline $TOP/scripts/vm.sh 1" ;;
+	amd) echo "$TOP/tests/list $TOP/tests/baseline $TOP/scripts/vm.sh" ;;
 	intel) echo "$TOP/tests/list.intel $TOP/tests/baseline.intel $TOP/scripts/bochs.sh" \
-		"${KS_BOCHS_SLOWDOWN:-10} $TOP/tests/splat-ignore.intel" ;;
+		"$TOP/tests/splat-ignore.intel" ;;
 	esac
 }
+# A boot's own time limit, a last resort behind the watchdog: its tests'
+# limits as if the host ran them KS_MAX_SLOWDOWN (default 10) times slower
+# than the reference machine.
+slowest=${KS_MAX_SLOWDOWN:-10}
+[[ $slowest =~ ^[1-9][0-9]*$ ]] || die "KS_MAX_SLOWDOWN wants a whole number, not '$slowest'"
+stall=${KS_STALL:-300}
+[[ $stall =~ ^[1-9][0-9]*$ ]] || die "KS_STALL wants seconds, not '$stall'"
 variant_rev "$variant" >/dev/null
 [ "$write" = 0 ] || [ "$variant" = base ] || [ "${KS_FORCE:-0}" = 1 ] ||
 	die "-w writes the baselines of the base kernel: use it with -k base (KS_FORCE=1 to record $variant's outcomes anyway)"
@@ -111,21 +116,51 @@ flock -n 8 || die "another run-tests.sh uses $top (KS_RUN=NAME keeps runs apart)
 rm -rf "$top"
 mkdir -p "$top"
 
-watchdog() { # watchdog PID DIR WALL-FACTOR
-	local pid=$1 dir=$2 factor=$3 last seen="" since=0 lim
+# watchdog PID DIR DONE TOTAL: the host's guard on a boot's VM, by the
+# guest's own account of its work (DIR/progress, "name work limit factor",
+# from guest-run.sh): it kills the VM when the running test's work is 120 s
+# past its limit (the guest did not stop it), or when the guest reported no
+# progress for $stall s (it stopped).  Meanwhile it prints each result as it
+# comes (DONE of TOTAL before this boot) and the guest's measured speed.
+watchdog() {
+	local pid=$1 dir=$2 done=$3 total=$4 shown=0 seen="" since=0 last cur w lim f age why n name st secs
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 5
+		n=0
+		while IFS='|' read -r name st secs _; do
+			[ "$st" != START ] || continue
+			n=$((n + 1))
+			[ "$n" -gt "$shown" ] || continue
+			shown=$n
+			w=$(awk -F'|' -v n="$name" '$1 == n { print " (" $3 " s of work, limit " $4 ")" }' "$dir/times" 2>/dev/null)
+			log "$((done + n))/$total $st $name ${secs}s$w"
+		done < <(cat "$dir/results" 2>/dev/null)
+		if [ -f "$dir/speed" ] && [ ! -f "$dir/speed.shown" ]; then
+			read -r w lim <"$dir/speed"
+			log "guest speed: the work loop took $w ms, $lim ms on the reference machine"
+			touch "$dir/speed.shown"
+		fi
 		last=$(tail -n 1 "$dir/results" 2>/dev/null || true)
-		case $last in
-		*'|START')
-			[ "$last" = "$seen" ] || { seen=$last; since=$(date +%s); }
-			lim=$(awk -F'|' -v n="${last%|START}" '$1 == n { print $3 }' "$dir/tests")
-			if [ $(($(date +%s) - since)) -gt $((${lim:-600} * factor + 120)) ]; then
-				log "watchdog: ${last%|START} is past its limit; killing the VM"
-				echo "the host's watchdog killed the VM: ${last%|START} ran past its limit" >"$dir/killed"
-				[ ! -s "$dir/vm.pid" ] || kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
-			fi ;;
-		esac
+		case $last in *'|START') ;; *) continue ;; esac
+		[ "$last" = "$seen" ] || { seen=$last; since=$(date +%s); }
+		cur="" w=0 lim=0 age=0
+		[ ! -f "$dir/progress" ] || read -r cur w lim f <"$dir/progress" || true
+		age=$(($(date +%s) - since))
+		if [ -f "$dir/progress" ] && [ "$(stat -c %Y "$dir/progress")" -gt "$since" ]; then
+			age=$(($(date +%s) - $(stat -c %Y "$dir/progress")))
+		fi
+		why=""
+		if [ "$cur" = "${last%|START}" ] && [ "$w" -gt $((lim + 120)) ]; then
+			why="${cur} is past its limit (${w} s of work, limit ${lim})"
+		elif [ "$age" -gt "$stall" ]; then
+			why="no progress from the guest for ${age} s during ${last%|START}"
+		fi
+		if [ -n "$why" ]; then
+			log "watchdog: $why; killing the VM"
+			echo "the host's watchdog killed the VM: $why" >"$dir/killed"
+			[ ! -s "$dir/vm.pid" ] || kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
+			break
+		fi
 	done
 }
 
@@ -161,13 +196,20 @@ run_boots() {
 		accel=$(sed -n 's/.*accel=\([a-z]*\).*/\1/p' <<<"$key")
 		copt=()
 		[ -z "$cpus" ] || copt=(-c "$cpus")
-		limit=$(awk -F'|' -v f="$factor" '{ s += ($3 + 30) * f } END { print s + 60 }' "$dir/tests")
-		log "boot $boot: $(wc -l <"$dir/tests") tests${key:+ ($key)}, limit ${limit}s"
+		limit=$(awk -F'|' -v f="$slowest" '{ s += ($3 + 30) * f } END { print s + 60 }' "$dir/tests")
+		log "boot $boot: $(wc -l <"$dir/tests") tests${key:+ ($key)}"
+		t_boot=$(date +%s)
 		vrc=0
 		ACCEL=${accel:-${ACCEL:-tcg}} "$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
 			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
-		watchdog "$!" "$dir" "$factor"
+		watchdog "$!" "$dir" "$(wc -l <"$out/results")" "$(wc -l <"$out/all")"
 		wait "$!" || vrc=$?
+		# Bochs: how fast the emulated machine ran (its clock follows its
+		# instructions), from the guest's clock at the job's end
+		g=$(sed -n 's/.*ks: guest clock at job end: \([0-9]*\).*/\1/p' "$dir/console.log" 2>/dev/null | tail -1)
+		[ -z "$g" ] || [ "$g" = 0 ] ||
+			log "boot $boot: $g guest s in $(($(date +%s) - t_boot)) host s ($(awk -v h="$(($(date +%s) - t_boot))" -v g="$g" 'BEGIN { printf "%.1f", h / g }') host s a guest s)"
+		cat "$dir/times" >>"$out/times" 2>/dev/null || true
 		[ "$vrc" = 125 ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
 		# A test that started but left no result took the VM down with it.
@@ -236,8 +278,8 @@ run_boots() {
 # run_platform PLATFORM: the platform's list, into $top/PLATFORM/results
 # (and .../first: the first outcome of flaky tests that were retried)
 run_platform() {
-	local p=$1 list baseline vm factor ignore out boot
-	read -r list baseline vm factor ignore <<<"$(plat_files "$p")"
+	local p=$1 list baseline vm ignore out boot
+	read -r list baseline vm ignore <<<"$(plat_files "$p")"
 	[ -f "$list" ] || die "no test list $list"
 	[ -f "$baseline" ] || baseline=/dev/null
 	out=$top/$p
@@ -246,6 +288,7 @@ run_platform() {
 	: >"$out/first"
 	: >"$out/extra"
 	: >"$out/results"
+	: >"$out/times"
 	[ -s "$out/all" ] || { log "$p: no test matches '$filter'"; return 0; }
 	cut -d'|' -f1 "$out/all" | sort | uniq -d | grep . && die "duplicate test names in $list"
 	if [ "$repeat" -gt 1 ]; then
@@ -429,6 +472,16 @@ while IFS='|' read -r name st secs detail; do
 	esac
 done <"$out/results"
 echo "# results and guest logs: $out"
+# the tests nearest their limits (work seconds: guest-run.sh), and the
+# guest's speed per boot, kept in the results (PLATFORM/times, bootN/speed)
+for p in $platforms; do
+	[ -s "$top/$p/times" ] || continue
+	echo "# $p: the slowest tests, as a share of their limits (work s / limit s, guest s, speed factor):"
+	awk -F'|' '$4 > 0 { printf "%d\t#   %s %d%% (%d / %d s, %d guest s, x%.2f)\n", 1000 * $3 / $4, $1, 100 * $3 / $4, $3, $4, $2, $5 / 1000 }' \
+		"$top/$p/times" | sort -rn | head -5 | cut -f2-
+	s=$(cat "$top/$p"/boot*/speed 2>/dev/null | awk '{ printf "%s%d", NR > 1 ? ", " : "", $1 }')
+	[ -z "$s" ] || echo "# $p: the work loop took $s ms in the boots (reference $(awk '{ print $2; exit }' "$top/$p"/boot*/speed) ms)"
+done
 if [ "$repeat" -gt 1 ]; then
 	echo "# passes per test, of $repeat runs:"
 	awk -F'|' '{ t = $1; sub(/~[0-9]+$/, "", t); n[t]++; p[t] += $2 == "pass"
