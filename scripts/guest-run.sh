@@ -34,7 +34,7 @@ load() { # load MMU PARAMS
 		case $p in
 		kvm.*) kvm_p+=("${p#kvm.}") ;;
 		vendor.*) ven_p+=("${p#vendor.}") ;;
-		hugepages=* | cpus=* | accel=* | -) ;;
+		hugepages=* | cpus=* | accel=* | group=* | -) ;;
 		*) echo "bad param $p"; return 1 ;;
 		esac
 	done

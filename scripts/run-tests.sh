@@ -71,6 +71,11 @@ slowest=${KS_MAX_SLOWDOWN:-10}
 [[ $slowest =~ ^[1-9][0-9]*$ ]] || die "KS_MAX_SLOWDOWN wants a whole number, not '$slowest'"
 stall=${KS_STALL:-300}
 [[ $stall =~ ^[1-9][0-9]*$ ]] || die "KS_STALL wants seconds, not '$stall'"
+# KS_GROUPS: the groups of the lists to run (group=NAME in an entry's
+# parameters; an entry without one is in "default", what make test and CI
+# run); make test-full adds "full".  -f picks by name from all groups.
+groups=${KS_GROUPS:-default}
+[[ $groups =~ ^[a-z0-9\ ]+$ ]] || die "KS_GROUPS wants group names (default, full, mttcg, migrate), not '$groups'"
 variant_rev "$variant" >/dev/null
 [ "$write" = 0 ] || [ "$variant" = base ] || [ "${KS_FORCE:-0}" = 1 ] ||
 	die "-w writes the baselines of the base kernel: use it with -k base (KS_FORCE=1 to record $variant's outcomes anyway)"
@@ -82,11 +87,15 @@ selected() {
 	# comments and blank lines dropped
 	sed -e 's/[[:space:]]*|[[:space:]]*/|/g' -e 's/^[[:space:]]*//' "$list" |
 		{ grep -v -e '^#' -e '^$' || true; } | { grep -E -- "^(${filter:-.*})\|" || true; } |
-		# accel=mttcg tests: only when named (-f) or asked for (KS_MTTCG=1);
-		# the same for the migrate.* ones (KS_MIGRATE=1, make migrate)
-		awk -F'|' -v m="${KS_MTTCG:-0}" -v g="${KS_MIGRATE:-0}" -v f="$filter" '
-			(m == 1 || f != "" || $4 !~ /(^| )accel=mttcg( |$)/) &&
-			(g == 1 || f != "" || $1 !~ /^migrate\./)'
+		# the groups asked for (group=NAME parameters; none: "default"),
+		# or any test -f names
+		awk -F'|' -v want=" $groups " -v f="$filter" '
+			{ g = ""; n = split($4, p, " ")
+			  for (i = 1; i <= n; i++) if (p[i] ~ /^group=/) g = g " " substr(p[i], 7)
+			  if (g == "") g = " default"
+			  keep = f != ""; n = split(g, q, " ")
+			  for (i = 1; i <= n; i++) if (index(want, " " q[i] " ")) keep = 1 }
+			keep'
 }
 if [ "$listing" = 1 ]; then
 	for p in $platforms; do

@@ -8,7 +8,11 @@
 # information.  N is patches/<group>/version (default 1); for N > 1 the
 # cover must have a "Changes in v<N>:" section.  base/ fixes are not sent.
 # The stable group goes to stable@vger.kernel.org as [PATCH 6.1.y], the
-# others to the KVM maintainers as [PATCH 6.1].  Send a group with
+# others to the KVM maintainers as [PATCH 6.1].  patches/mainline/ holds a
+# posting for mainline (written against mainline's source, which cannot be
+# built here, so it is not in the tree): out/series/mainline/v<N>/, [PATCH],
+# To the KVM maintainers, Cc kvm@vger.kernel.org and the other lists, no
+# base-commit.  Send a group with
 #   git send-email out/series/<group>/v<N>/*.patch
 # (the To/Cc headers are in the files).
 set -euo pipefail
@@ -135,3 +139,52 @@ PY
 	fi
 	prev=grp/$grp
 done <"$TOP/patches/groups"
+
+# The mainline posting: its patches as they are in patches/mainline/, a
+# cover letter made here (format-patch needs the tree they apply to).
+if [ -f "$TOP/patches/mainline/cover" ]; then
+	ver=1
+	[ -f "$TOP/patches/mainline/version" ] && ver=$(cat "$TOP/patches/mainline/version")
+	[[ $ver =~ ^[1-9][0-9]*$ ]] || die "patches/mainline/version: not a number: '$ver'"
+	dir=$outdir/mainline/v$ver
+	mkdir -p "$dir"
+	mapfile -t mp < <(find "$TOP/patches/mainline" -name '*.patch' | sort)
+	[ ${#mp[@]} -gt 0 ] || die "patches/mainline/ has a cover but no patch"
+	for f in "${mp[@]}"; do cp "$f" "$dir/"; done
+	kvm=$(addrs 'KVM' --no-l)
+	others=$(addrs '!KVM' --no-l)
+	lists=$(addrs . --no-m --no-r)
+	stat=$(git apply --stat "${mp[@]}")
+	python3 - "$dir" "$TOP/patches/mainline/cover" "$kvm" "${others:+$others,}$lists" "$name <$email>" "$ver" "$stat" <<'PY'
+import glob, re, sys, email.utils
+d, cover, to, cc, me, ver, stat = sys.argv[1:]
+subject, _, text = open(cover).read().partition('\n')
+files = sorted(f for f in glob.glob(d + '/*.patch') if '0000-cover' not in f)
+n = len(files)
+v = '' if ver == '1' else ' v' + ver
+def hdr(subj, date):
+    return ('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
+            'From: %s\nDate: %s\nSubject: [PATCH%s %d/%d] %s\nTo: %s\nCc: %s\n\n'
+            % (me, date, v, 0, n, subj, to.replace(',', ',\n    '), cc.replace(',', ',\n    ')))
+titles = []
+for i, f in enumerate(files, 1):
+    s = open(f).read()
+    head, sep, body = s.partition('\n\n')
+    m = re.search(r'(?m)^Subject: \[PATCH\] (.*(?:\n .*)*)', head)
+    title = re.sub(r'\n ', ' ', m.group(1))
+    titles.append(title)
+    head = re.sub(r'(?m)^From: .*$', 'From: ' + me, head)
+    head = head.replace(m.group(0), 'Subject: [PATCH%s %d/%d] %s' % (v, i, n, title))
+    head += '\nTo: ' + to.replace(',', ',\n    ') + '\nCc: ' + cc.replace(',', ',\n    ')
+    msg, sep2, diff = body.partition('\n---\n')
+    msg = msg.rstrip('\n')
+    tags = re.match(r'^[A-Za-z-]+: ', msg.split('\n')[-1])
+    body = msg + ('\n' if tags else '\n\n') + 'Signed-off-by: ' + me + sep2 + diff
+    open(f, 'w').write(head + sep + body)
+date = email.utils.formatdate(usegmt=True)
+short = '%s (%d):\n' % (me.split(' <')[0], n) + ''.join('  %s\n' % t for t in titles)
+body = text.strip() + '\n\n' + short + '\n' + stat + '\n'
+open(d + '/0000-cover-letter.patch', 'w').write(hdr(subject.strip(), date) + body)
+PY
+	log "mainline: v$ver, ${#mp[@]} patches + cover letter in $dir"
+fi
