@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check.sh [checkpatch|bisect|all]
 # checkpatch: scripts/checkpatch.pl --strict on every patch in patches/series
-# (no errors or warnings allowed), and the neutral author on each.
+# and patches/mainline/ (no errors or warnings allowed), and the neutral
+# author on each.
 # UNKNOWN_COMMIT_ID is ignored: the tree is the base alone, without
 # upstream's history, so checkpatch cannot look up the upstream commits
 # that the changelogs name.  bisect: build arch/x86/kvm at every
@@ -33,7 +34,7 @@ checkpatch() {
 			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$TOP/patches/$p"; then
 			bad=$((bad + 1))
 		fi
-	done <"$TOP/patches/series"
+	done < <(cat "$TOP/patches/series"; cd "$TOP/patches" && find mainline -name '*.patch' 2>/dev/null | sort)
 	log "checkpatch --strict: $n patches, $bad with findings"
 	[ "$bad" = 0 ]
 }
