@@ -154,7 +154,7 @@ if [ -f "$TOP/patches/mainline/cover" ]; then
 	kvm=$(addrs 'KVM' --no-l)
 	others=$(addrs '!KVM' --no-l)
 	lists=$(addrs . --no-m --no-r)
-	stat=$(git apply --stat "${mp[@]}")
+	stat=$(cat "${mp[@]}" | git apply --stat)
 	python3 - "$dir" "$TOP/patches/mainline/cover" "$kvm" "${others:+$others,}$lists" "$name <$email>" "$ver" "$stat" <<'PY'
 import glob, re, sys, email.utils
 d, cover, to, cc, me, ver, stat = sys.argv[1:]
