@@ -8,16 +8,17 @@
 #
 # Limits count work, not the host's seconds: a limit is the guest's seconds
 # on the reference machine.  Where the guest's clock follows the host's
-# (QEMU TCG; the default), a fixed piece of work (speed) is timed before each
-# test and every $calib_every s during it, and a second of the guest's clock
-# counts 1/factor second of work, factor being how many times slower than
-# the reference the guest ran it (never below 1).  Where the guest's clock
-# follows its instructions (Bochs; KS_WORK_CLOCK=guest), a guest second is a
-# second of work.  So a slow or crowded host stretches the limits with it,
-# and a test that stops being slow ends the same way on any host.  For the
-# host's watchdog, the test's name, work and limit go to $KS_OUT/progress
-# (and to the result channel as "@@P ...") every few seconds; each test's
-# times go to $KS_OUT/times: "name|guest secs|work secs|limit|max factor".
+# (QEMU TCG; the default), a second of it counts 1/factor second of work,
+# factor being how many times slower than on the reference machine the
+# host runs a fixed loop now: run-tests.sh measures that on the host every
+# 20 s and writes it, in thousandths, to $KS_OUT/hostspeed (never below
+# 1000; 1000 without the file).  Where the guest's clock follows its
+# instructions (Bochs; KS_WORK_CLOCK=guest), a guest second is a second of
+# work.  So a slow or crowded host stretches the limits with it, also in
+# the middle of a test.  For the host's watchdog, the test's name, work
+# and limit go to $KS_OUT/progress (and to the result channel as "@@P ...")
+# every 5 s; each test's times go to $KS_OUT/times: "name|guest secs|work
+# secs|limit|max factor".
 set -uo pipefail
 list=$1
 res=$KS_OUT/results
@@ -71,23 +72,14 @@ counters() {
 	done
 }
 
-# The work clock.  calib_ref_ms: what the speed loop took on the reference
-# machine, the AMD VM (QEMU TCG) on an idle 2-core host of the kind the
-# limits were set on: 275-343 ms, median 287, in six runs (2026-12-02).
-calib_ref_ms=285 calib_every=20 factor=1000
+# The work clock: now_ms, and factor (thousandths) from the host
+factor=1000
 now_ms() { local us=${EPOCHREALTIME/./}; echo "${us%???}"; }
-# speed: time the loop at real-time priority (the test's own threads must
-# not stretch it) and set factor, in thousandths
 speed() {
-	local t0 t1 f
-	[ "${KS_WORK_CLOCK:-wall}" = wall ] || return 0
-	t0=$(now_ms)
-	chrt -f 10 bash -c 'for ((i = 0; i < 2000; i++)); do :; done' 2>/dev/null ||
-		bash -c 'for ((i = 0; i < 2000; i++)); do :; done'
-	t1=$(now_ms)
-	f=$(((t1 - t0) * 1000 / calib_ref_ms))
-	factor=$((f > 1000 ? f : 1000))
-	speed_ms=$((t1 - t0))
+	local f=1000
+	[ "${KS_WORK_CLOCK:-wall}" = guest ] || read -r f 2>/dev/null <"$KS_OUT/hostspeed" || f=1000
+	[[ $f =~ ^[0-9]+$ ]] && [ "$f" -ge 1000 ] || f=1000
+	factor=$f
 }
 progress() { # NAME WORK-MS LIMIT
 	local line="$1 $(($2 / 1000)) $3 $factor"
@@ -102,12 +94,6 @@ hugepages() {
 }
 
 [ -n "$vendor" ] || echo "ks: no svm/vmx in the VM's CPU: KVM cannot load"
-speed_ms=""
-speed
-if [ -n "$speed_ms" ]; then
-	echo "ks: speed: the work loop took ${speed_ms} ms (reference ${calib_ref_ms} ms): limits x$((factor / 1000)).$(printf %03d $((factor % 1000)))"
-	echo "$speed_ms $calib_ref_ms" >"$KS_OUT/speed"
-fi
 while IFS='|' read -r name mmu secs params cmd; do
 	# The previous test's modules go before this test's marker, so that
 	# what their unloading prints is "between tests" (run-tests.sh).
@@ -130,7 +116,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 	(cd "$KS_SELFTESTS" && exec setsid stdbuf -oL -eL bash -c "$cmd") >"$out" 2>&1 &
 	pid=$!
 	# The limit is on the work clock (above); the dump comes before the kill.
-	work=0 last=$(now_ms) cal=$last fmax=$factor hung=0 next=0
+	work=0 last=$(now_ms) fmax=$factor hung=0 next=0
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		t=$(now_ms)
@@ -140,18 +126,15 @@ while IFS='|' read -r name mmu secs params cmd; do
 			hung=1
 			break
 		fi
-		if [ $((t - cal)) -ge $((calib_every * 1000)) ]; then
-			speed
-			cal=$(now_ms)
-			fmax=$((factor > fmax ? factor : fmax))
-		fi
+		speed
+		fmax=$((factor > fmax ? factor : fmax))
 		if [ "$t" -ge "$next" ]; then
 			progress "$name" "$work" "$secs"
 			next=$((t + 5000))
 		fi
 	done
 	if [ "$hung" = 1 ]; then
-		echo "ks: HANG $name after ${secs}s of work ($(((last - t0ms) / 1000))s of the guest's clock, speed factor $factor/1000); KVM counters: $(counters)"
+		echo "ks: HANG $name after ${secs}s of work ($(((last - t0ms) / 1000))s of the guest's clock, host speed factor $factor/1000); KVM counters: $(counters)"
 		sleep 2
 		echo "ks: 2 s later: $(counters)"
 		echo t >/proc/sysrq-trigger

@@ -23,7 +23,7 @@ sdir=$(selftests_of "$variant")
 vm_paths_ok
 [ -n "$dir" ] || dir=$(mktemp -d "$CACHE/vm.XXXXXX")
 mkdir -p "$dir"
-rm -f "$dir"/{rc,dmesg,console.log,progress,times,speed,speed.shown}
+rm -f "$dir"/{rc,dmesg,console.log,progress,times}
 
 case ${ACCEL:-tcg} in
 tcg) accel=(-accel "tcg,thread=single" -cpu max) ;;
