@@ -30,7 +30,7 @@ test-full:
 	KS_GROUPS="default full" $(S)/run-tests.sh -k patched
 # Re-record tests/baseline from the base kernel.
 baseline: build-base
-	$(S)/run-tests.sh -k base -w
+	KS_GROUPS="default full" $(S)/run-tests.sh -k base -w
 # The main job: base vs patched measurements (not a test).  The selftests
 # come from the patched debug build; the kernels measured have no lock
 # debugging.  BENCH=dirty|nx|cr0|all (default all), ROUNDS=boots per kernel,

@@ -102,6 +102,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 		cur=""
 	fi
 	result "$name|START"
+	progress "$name" 0 "$secs"
 	echo "ks: ==== $name ($mmu, limit ${secs}s): $cmd"
 	echo "ks: ==== $name" >/dev/kmsg
 	t0=$(date +%s) t0ms=$(now_ms)
@@ -139,6 +140,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 		echo "ks: 2 s later: $(counters)"
 		echo t >/proc/sysrq-trigger
 		echo l >/proc/sysrq-trigger
+		progress "$name" "$work" "$secs"
 		kill -INT -- "-$pid" 2>/dev/null
 		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
 		kill -KILL -- "-$pid" 2>/dev/null

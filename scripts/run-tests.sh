@@ -152,7 +152,7 @@ mkdir -p "$top"
 # measures the host's speed every 20 s for the guest (host_speed).
 watchdog() {
 	local pid=$1 dir=$2 done=$3 total=$4 calib=$5 shown=0 seen="" since=0 cal
-	local last cur w lim f age why n name st secs
+	local last cur w lim age why n name st secs
 	cal=$(date +%s)
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 5
@@ -166,14 +166,19 @@ watchdog() {
 			n=$((n + 1))
 			[ "$n" -gt "$shown" ] || continue
 			shown=$n
-			w=$(awk -F'|' -v n="$name" '$1 == n { print " (" $3 " s of work, limit " $4 ")" }' "$dir/times" 2>/dev/null)
+			w=$(awk -F'|' -v n="$name" '$1 == n { print " (" $3 " s of work, limit " $4 ")" }' "$dir/times" 2>/dev/null || true)
 			log "$((done + n))/$total $st $name ${secs}s$w"
 		done < <(cat "$dir/results" 2>/dev/null)
 		last=$(tail -n 1 "$dir/results" 2>/dev/null || true)
 		case $last in *'|START') ;; *) continue ;; esac
 		[ "$last" = "$seen" ] || { seen=$last; since=$(date +%s); }
-		cur="" w=0 lim=0 age=0
-		[ ! -f "$dir/progress" ] || read -r cur w lim f <"$dir/progress" || true
+		cur="" w=0 age=0
+		[ ! -f "$dir/progress" ] || read -r cur w _ <"$dir/progress" || true
+		# a line of the serial channel can be read half written: the limit
+		# comes from the list, and a work figure that is not a number is 0
+		[[ $w =~ ^[0-9]+$ ]] || w=0
+		lim=$(awk -F'|' -v n="${last%|START}" '$1 == n { print $3 }' "$dir/tests" 2>/dev/null || true)
+		[[ $lim =~ ^[0-9]+$ ]] || lim=600
 		age=$(($(date +%s) - since))
 		if [ -f "$dir/progress" ] && [ "$(stat -c %Y "$dir/progress")" -gt "$since" ]; then
 			age=$(($(date +%s) - $(stat -c %Y "$dir/progress")))
@@ -237,11 +242,13 @@ run_boots() {
 		vrc=0
 		ACCEL=${accel:-${ACCEL:-tcg}} "$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
 			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
-		watchdog "$!" "$dir" "$(wc -l <"$out/results")" "$(wc -l <"$out/all")" "$([ "$p" = amd ] && echo 1 || echo 0)"
-		wait "$!" || vrc=$?
+		# (the watchdog's process substitutions change $!)
+		vmpid=$!
+		watchdog "$vmpid" "$dir" "$(wc -l <"$out/results")" "$(wc -l <"$out/all")" "$([ "$p" = amd ] && echo 1 || echo 0)"
+		wait "$vmpid" || vrc=$?
 		# Bochs: how fast the emulated machine ran (its clock follows its
 		# instructions), from the guest's clock at the job's end
-		g=$(sed -n 's/.*ks: guest clock at job end: \([0-9]*\).*/\1/p' "$dir/console.log" 2>/dev/null | tail -1)
+		g=$(sed -n 's/.*ks: guest clock at job end: \([0-9]*\).*/\1/p' "$dir/console.log" 2>/dev/null | tail -1 || true)
 		[ -z "$g" ] || [ "$g" = 0 ] ||
 			log "boot $boot: $g guest s in $(($(date +%s) - t_boot)) host s, the boot included"
 		cat "$dir/times" >>"$out/times" 2>/dev/null || true
@@ -508,12 +515,13 @@ while IFS='|' read -r name st secs detail; do
 done <"$out/results"
 echo "# results and guest logs: $out"
 # the tests nearest their limits (work seconds: guest-run.sh), and the
-# guest's speed per boot, kept in the results (PLATFORM/times, bootN/speed)
+# host's speed per boot, kept in the results (PLATFORM/times,
+# bootN/hostspeed.log)
 for p in $platforms; do
 	[ -s "$top/$p/times" ] || continue
 	echo "# $p: the slowest tests, as a share of their limits (work s / limit s, guest s, speed factor):"
 	awk -F'|' '$4 > 0 { printf "%d\t#   %s %d%% (%d / %d s, %d guest s, x%.2f)\n", 1000 * $3 / $4, $1, 100 * $3 / $4, $3, $4, $2, $5 / 1000 }' \
-		"$top/$p/times" | sort -rn | head -5 | cut -f2-
+		"$top/$p/times" | sort -rn | head -5 | cut -f2- || true
 	s=$(cat "$top/$p"/boot*/hostspeed.log 2>/dev/null | sort -n | awk '{ v[NR] = $1 }
 		END { if (NR) printf "%d-%d ms, median %d, in %d runs", v[1], v[NR], v[int((NR + 1) / 2)], NR }' || true)
 	[ -z "$s" ] || echo "# $p: the host's speed loop took $s (reference $host_ref_ms ms)"
