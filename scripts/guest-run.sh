@@ -151,8 +151,9 @@ while IFS='|' read -r name mmu secs params cmd; do
 	t=$(now_ms)
 	work=$((work + (t - last) * 1000 / factor))
 	dt=$(($(date +%s) - t0))
-	echo "$name|$dt|$((work / 1000))|$secs|$fmax" >>"$KS_OUT/times"
-	[ -z "${KS_CHAN:-}" ] || echo "@@T $name|$dt|$((work / 1000))|$secs|$fmax" >"$KS_CHAN"
+	line="$name|$dt|$((work / 1000))|$secs|$fmax"
+	echo "$line" >>"$KS_OUT/times"
+	[ -z "${KS_CHAN:-}" ] || echo "@@T $line" >"$KS_CHAN"
 	cat "$out"
 	detail="rc $rc"
 	case $rc in
