@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
-# base-perf, patched-perf, base-lockstat or patched-lockstat (lib.sh)
+# base-perf, patched-perf, base-lockstat, patched-lockstat or patched-gcov
+# (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache, and the guest of the
 # live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
@@ -26,12 +27,18 @@ out=$BUILD/$variant
 mkdir -p "$out"
 jobs=$(nproc)
 mk() { make -s -C "$src" O="$out" -j"$jobs" CC="ccache gcc" "$@"; }
+# The coverage kernel profiles arch/x86/kvm alone: its modules are built
+# again with GCOV_PROFILE=y (a make variable of the command line reaches
+# every Makefile of the M= directory, and nothing outside it).
+gcov=()
+case $variant in *-gcov) gcov=(GCOV_PROFILE=y) ;; esac
 
 config() {
 	local frags=("$TOP/config/kvm-test.config") miss
 	case $variant in
 	*-perf) frags+=("$TOP/config/perf.config") ;;
 	*-lockstat) frags+=("$TOP/config/perf.config" "$TOP/config/lockstat.config") ;;
+	*-gcov) frags+=("$TOP/config/gcov.config") ;;
 	esac
 	if [ -f "$out/.config" ] && cat "${frags[@]}" | cmp -s - "$out/.config.frag"; then
 		return
@@ -56,6 +63,7 @@ kernel() {
 	config
 	log "$variant: building kernel"
 	mk bzImage modules
+	[ ${#gcov[@]} = 0 ] || mk M=arch/x86/kvm "${gcov[@]}" modules
 	mk headers >/dev/null
 }
 
@@ -86,7 +94,7 @@ kvm)
 	# only arch/x86/kvm's modules; the kernel must have been built (kernel)
 	[ -f "$out/Module.symvers" ] || die "no $variant kernel build in $out to build the KVM modules against (build.sh $variant kernel)"
 	config
-	mk M=arch/x86/kvm modules || die "the KVM module build of $variant failed (errors above)" ;;
+	mk M=arch/x86/kvm ${gcov[@]+"${gcov[@]}"} modules || die "the KVM module build of $variant failed (errors above)" ;;
 migrate) migrate ;;
 all) kernel; selftests; migrate ;;
 *) die "unknown target '$what'" ;;

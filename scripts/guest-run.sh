@@ -171,3 +171,18 @@ while IFS='|' read -r name mmu secs params cmd; do
 	result "$name|$st|$dt|${detail:-rc $rc}"
 	echo "ks: ==== $name: end" >/dev/kmsg
 done <"$list"
+
+# The coverage kernel (make coverage, CONFIG_GCOV_KERNEL): arch/x86/kvm's
+# counters, which the kernel keeps when the modules are unloaded and adds
+# up when they are loaded again, to $KS_OUT/gcov/ by their path below
+# arch/x86/kvm, for scripts/coverage.sh.
+if [ -d /sys/kernel/debug/gcov ]; then
+	shopt -s globstar nullglob
+	n=0
+	for f in /sys/kernel/debug/gcov/**/arch/x86/kvm/**/*.gcda; do
+		d=$KS_OUT/gcov/${f#*/arch/x86/kvm/}
+		mkdir -p "${d%/*}"
+		cat "$f" >"$d" && n=$((n + 1))
+	done
+	echo "ks: gcov: the counters of $n files of arch/x86/kvm saved"
+fi

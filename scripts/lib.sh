@@ -52,14 +52,15 @@ vm_opts() {
 # Variants: base, patched (the debug kernel: tests), base-perf, patched-perf
 # (the same without lock debugging: benchmarks), base-lockstat and
 # patched-lockstat (perf plus CONFIG_LOCK_STAT: lock wait and hold times),
+# patched-gcov (the test kernel with arch/x86/kvm profiled: make coverage),
 # mutant-amd and mutant-intel
 # (the patched kernel with the KVM modules of one deliberate bug, made by
 # scripts/mutants.sh, one per platform so that both can run at once).
 variant_rev() {
 	case $1 in
 	base | base-perf | base-lockstat) echo base-fixed ;;
-	patched | patched-perf | patched-lockstat | mutant-amd | mutant-intel) echo patched ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, mutant-amd or mutant-intel)" ;;
+	patched | patched-perf | patched-lockstat | patched-gcov | mutant-amd | mutant-intel) echo patched ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd or mutant-intel)" ;;
 	esac
 }
 
@@ -68,7 +69,8 @@ variant_rev() {
 # KS_TESTS_FROM's, e.g. KS_TESTS_FROM=patched to run a test the series adds
 # on the base kernel and see how the base fails it.
 selftests_of() {
-	local v=${KS_TESTS_FROM:-${1%-perf}}
+	local v=${1%-perf}
+	v=${KS_TESTS_FROM:-${v%-gcov}}
 	[ -z "${KS_TESTS_FROM:-}" ] || variant_rev "$KS_TESTS_FROM" >/dev/null
 	echo "$BUILD/$v/selftests"
 }
