@@ -177,7 +177,8 @@ done <"$list"
 # up when they are loaded again, to $KS_OUT/gcov/ by their path below
 # arch/x86/kvm, for scripts/coverage.sh.
 if [ -d /sys/kernel/debug/gcov ]; then
-	shopt -s globstar nullglob
+	# dotglob: the build directory is below ~/.cache
+	shopt -s globstar nullglob dotglob
 	n=0
 	for f in /sys/kernel/debug/gcov/**/arch/x86/kvm/**/*.gcda; do
 		d=$KS_OUT/gcov/${f#*/arch/x86/kvm/}
