@@ -1,42 +1,49 @@
 #!/usr/bin/env bash
-# coverage.sh [RESULTS]: which of the lines the series changes in
+# coverage.sh [RESULTS...]: which of the lines the series changes in
 # arch/x86/kvm ran, on which platform, in a run of the lists on the coverage
 # kernel (make coverage: run-tests.sh -k patched-gcov, whose guests save
-# arch/x86/kvm's gcov counters in each boot's gcov/ folder).  RESULTS is
-# that run's folder (default $KS_CACHE/results/patched-gcov).  Prints a
+# arch/x86/kvm's gcov counters in each boot's gcov/ folder).  RESULTS are
+# such runs' folders, added up (default $KS_CACHE/results/patched-gcov;
+# e.g. a second run with KS_RUN=NAME and -f adds tests).  Prints a
 # table: for every function the series adds or changes, its changed lines
 # that have code, how many ran on amd, on intel, on either, and the lines
 # that ran nowhere, with their text.  The report also goes to
-# RESULTS/coverage.txt.
+# the first RESULTS folder's coverage.txt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need gcov python3 git
-res=${1:-$CACHE/results/patched-gcov}
-[ -d "$res" ] || die "no results in $res: run make coverage (or run-tests.sh -k patched-gcov) first"
+[ $# -gt 0 ] || set -- "$CACHE/results/patched-gcov"
+for res; do
+	[ -d "$res" ] || die "no results in $res: run make coverage (or run-tests.sh -k patched-gcov) first"
+done
 obj=$BUILD/patched-gcov/arch/x86/kvm
 [ -d "$obj" ] || die "no coverage build in $BUILD/patched-gcov (scripts/build.sh patched-gcov kernel)"
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 found=0
-for p in amd intel; do
-	for g in "$res/$p"/boot*/gcov; do
-		[ -d "$g" ] || continue
-		b=${g%/gcov}
-		b=${b##*/}
-		# gcov wants the notes file (.gcno, from the build) beside the counters
-		while IFS= read -r f; do
-			rel=${f#"$g"/}
-			mkdir -p "$tmp/$p/$b/$(dirname "$rel")"
-			cp "$f" "$tmp/$p/$b/$rel"
-			[ -f "$obj/${rel%.gcda}.gcno" ] || die "no ${rel%.gcda}.gcno in $obj: the coverage build changed since the run"
-			cp "$obj/${rel%.gcda}.gcno" "$tmp/$p/$b/${rel%.gcda}.gcno"
-			(cd "$tmp/$p/$b/$(dirname "$rel")" && gcov --json-format --stdout "$(basename "$rel")" 2>/dev/null) \
-				>>"$tmp/$p.json" || die "gcov failed on $f"
-			found=1
-		done < <(find "$g" -name '*.gcda')
+i=0
+for res; do
+	i=$((i + 1))
+	for p in amd intel; do
+		for g in "$res/$p"/boot*/gcov; do
+			[ -d "$g" ] || continue
+			b=${g%/gcov}
+			b=$i-${b##*/}
+			# gcov wants the notes file (.gcno, from the build) beside the counters
+			while IFS= read -r f; do
+				rel=${f#"$g"/}
+				mkdir -p "$tmp/$p/$b/$(dirname "$rel")"
+				cp "$f" "$tmp/$p/$b/$rel"
+				[ -f "$obj/${rel%.gcda}.gcno" ] || die "no ${rel%.gcda}.gcno in $obj: the coverage build changed since the run"
+				cp "$obj/${rel%.gcda}.gcno" "$tmp/$p/$b/${rel%.gcda}.gcno"
+				(cd "$tmp/$p/$b/$(dirname "$rel")" && gcov --json-format --stdout "$(basename "$rel")" 2>/dev/null) \
+					>>"$tmp/$p.json" || die "gcov failed on $f"
+				found=1
+			done < <(find "$g" -name '*.gcda')
+		done
 	done
 done
-[ "$found" = 1 ] || die "no gcov counters in $res/*/boot*/gcov: was the run on the patched-gcov kernel?"
+[ "$found" = 1 ] || die "no gcov counters in $*/*/boot*/gcov: was the run on the patched-gcov kernel?"
 git -C "$SRC" diff -U0 base-fixed patched -- arch/x86/kvm arch/x86/include/asm/kvm_host.h >"$tmp/diff"
-python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp" | tee "$res/coverage.txt"
+python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp" | tee "$1/coverage.txt"
