@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage
+.PHONY: setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase
 
 setup:
 	$(S)/setup.sh
@@ -72,6 +72,11 @@ coverage:
 	-$(S)/run-tests.sh -k patched-gcov
 	mkdir -p docs/results
 	$(S)/coverage.sh >docs/results/coverage.txt; rc=$$?; cat docs/results/coverage.txt; exit $$rc
+# Move the series to another version of linux-source-6.1 that apt offers,
+# in a cache of its own (README, "A new base"): BASE_VERSION=VERSION.
+rebase:
+	$(S)/rebase.sh -n $(BASE_VERSION)
+	$(S)/rebase.sh $(BASE_VERSION)
 checkpatch: tree
 	$(S)/check.sh checkpatch
 bisect: tree

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fetch the pinned base (Debian linux-source-6.1 6.1.192-3) with apt, check
-# both sha256 sums and unpack it once into $CACHE/base-src.
+# both sha256 sums and unpack it once into $CACHE/base-src.  With
+# KS_BASE_VERSION (make rebase) another version of the package, its .deb
+# checked against the SHA256 in apt's signed index.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need apt-get sha256sum dpkg-deb tar xz
@@ -18,9 +20,16 @@ avail=$(df -Pk "$CACHE" | awk 'NR==2 {print $4}')
 if [ ! -f "$deb" ]; then
 	log "downloading $BASE_PKG=$BASE_VER"
 	if ! (cd "$CACHE/dl" && apt-get download "$BASE_PKG=$BASE_VER" >/dev/null 2>"$CACHE/dl/apt.log"); then
-		found=$(apt-cache policy "$BASE_PKG" 2>/dev/null | awk '/Candidate:/ {print $2}')
-		die "apt cannot fetch $BASE_PKG=$BASE_VER (apt's candidate: ${found:-none}; run apt-get update?); see $CACHE/dl/apt.log"
+		offered=$(base_versions | paste -sd' ' -)
+		if ! grep -qx -- "$BASE_VER" < <(base_versions); then
+			die "apt no longer offers $BASE_PKG $BASE_VER, the base the series is pinned to (offered: ${offered:-none}; run apt-get update if that list is old).  Move the series to one of those: make rebase BASE_VERSION=VERSION (README, \"A new base\")"
+		fi
+		die "apt offers $BASE_PKG=$BASE_VER but cannot fetch it (network, or run apt-get update?); see $CACHE/dl/apt.log"
 	fi
+fi
+if [ -z "$BASE_DEB_SHA256" ]; then
+	BASE_DEB_SHA256=$(apt-cache show "$BASE_PKG=$BASE_VER" 2>/dev/null | awk '/^SHA256:/ { print $2; exit }')
+	[ -n "$BASE_DEB_SHA256" ] || die "apt's index has no SHA256 for $BASE_PKG=$BASE_VER"
 fi
 sum=$(sha256sum "$deb" | cut -d' ' -f1)
 if [ "$sum" != "$BASE_DEB_SHA256" ]; then
@@ -34,11 +43,11 @@ mkdir -p "$tmp"
 log "checking and unpacking $BASE_TAR"
 dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "./$BASE_TAR"
 sum=$(sha256sum "$tmp/$BASE_TAR" | cut -d' ' -f1)
-[ "$sum" = "$BASE_TAR_SHA256" ] || die "$BASE_TAR: sha256 $sum, expected $BASE_TAR_SHA256"
+[ -z "$BASE_TAR_SHA256" ] || [ "$sum" = "$BASE_TAR_SHA256" ] || die "$BASE_TAR: sha256 $sum, expected $BASE_TAR_SHA256"
 tar -xJf "$tmp/$BASE_TAR" -C "$tmp"
 [ -f "$tmp/linux-source-6.1/Makefile" ] || die "tarball has no linux-source-6.1/Makefile"
 ver=$(make -s -C "$tmp/linux-source-6.1" kernelversion 2>/dev/null)
-[ "$ver" = 6.1.192 ] || die "base Makefile says $ver, expected 6.1.192"
+[ "$ver" = "${BASE_VER%-*}" ] || die "base Makefile says $ver, expected ${BASE_VER%-*}"
 mv "$tmp/linux-source-6.1" "$out"
 rm -rf "$tmp"
 touch "$out/.unpacked-$BASE_VER"

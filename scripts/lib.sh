@@ -3,10 +3,18 @@
 # shellcheck disable=SC2034 # the variables are for the sourcing scripts
 
 BASE_PKG=linux-source-6.1
-BASE_VER=6.1.192-3
-BASE_DEB_SHA256=5259c57ca92092da39bd2ea803046da0e3c28f2b6a11ea20f6297468188ceb67
-BASE_TAR_SHA256=cacdc3830989309d042083be3307969e55600ed7f908cf00df544c5ff50759a1
+BASE_PIN=6.1.192-3
 BASE_TAR=usr/src/linux-source-6.1.tar.xz
+# The pinned base and its sums.  KS_BASE_VERSION (make rebase, in a cache of
+# its own) names another version of the package: its .deb is checked
+# against the SHA256 of apt's signed index (fetch-base.sh), and the tarball
+# inside it has no sum of its own to check.
+BASE_VER=${KS_BASE_VERSION:-$BASE_PIN}
+BASE_DEB_SHA256="" BASE_TAR_SHA256=""
+if [ "$BASE_VER" = "$BASE_PIN" ]; then
+	BASE_DEB_SHA256=5259c57ca92092da39bd2ea803046da0e3c28f2b6a11ea20f6297468188ceb67
+	BASE_TAR_SHA256=cacdc3830989309d042083be3307969e55600ed7f908cf00df544c5ff50759a1
+fi
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
@@ -16,6 +24,10 @@ BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
 die() { echo "error: $*" >&2; exit 1; }
+# base_versions: the versions of $BASE_PKG that apt offers, oldest first
+base_versions() {
+	apt-cache madison "$BASE_PKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -uV
+}
 # help: print the calling script's header comment (its usage) and exit;
 # -h/--help as the first argument of any script that sources this file.
 help() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0; }

@@ -52,6 +52,10 @@ all) platforms="amd intel" ;;
 amd | intel) ;;
 *) die "-p wants amd, intel or all, not '$platforms'" ;;
 esac
+# KS_BASELINES: the directory of baseline and baseline.intel (default
+# tests/; make rebase records and uses those of another base elsewhere).
+baselines=${KS_BASELINES:-$TOP/tests}
+[ -d "$baselines" ] || die "KS_BASELINES: no directory $baselines"
 # plat_files PLATFORM -> "list baseline vm-script [splat-ignore]"
 # Time limits in the lists are seconds of work, enforced in the guest
 # (guest-run.sh: the guest's seconds, scaled by its measured speed where
@@ -59,8 +63,8 @@ esac
 # The host's watchdog goes by the guest's own account of its progress.
 plat_files() {
 	case $1 in
-	amd) echo "$TOP/tests/list $TOP/tests/baseline $TOP/scripts/vm.sh" ;;
-	intel) echo "$TOP/tests/list.intel $TOP/tests/baseline.intel $TOP/scripts/bochs.sh" \
+	amd) echo "$TOP/tests/list $baselines/baseline $TOP/scripts/vm.sh" ;;
+	intel) echo "$TOP/tests/list.intel $baselines/baseline.intel $TOP/scripts/bochs.sh" \
 		"$TOP/tests/splat-ignore.intel" ;;
 	esac
 }

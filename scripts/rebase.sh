@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# rebase.sh [-n] VERSION: move the series to another version of Debian's
+# linux-source-6.1 that apt offers (make rebase BASE_VERSION=VERSION).  In a
+# cache of its own, $KS_CACHE/rebase/VERSION (the ccache is shared): fetch
+# that version (its .deb checked against apt's signed index), make the tree
+# from patches/ (reporting the first patch that does not apply, with its
+# failing hunks), build the base and patched kernels and selftests, record
+# the baselines of that base (in that cache: tests/ keeps the pinned base's)
+# and run the lists (KS_GROUPS, default "default") on the patched kernel
+# against them.  It ends with make test's summary line.  -n checks that apt
+# offers VERSION and exits.  The tree left in that cache is an ordinary
+# one: fix a patch there, then make export with KS_CACHE set to it
+# (README, "A new base").
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need apt-cache
+check=0
+[ "${1:-}" != -n ] || { check=1; shift; }
+[ $# = 1 ] || die "usage: rebase.sh [-n] VERSION (make rebase BASE_VERSION=VERSION); apt offers: $(base_versions | paste -sd' ' -)"
+ver=$1
+[[ $ver =~ ^6\.1\.[0-9]+-[0-9A-Za-z.+~]+$ ]] || die "'$ver' is not a version of $BASE_PKG (like $BASE_PIN)"
+grep -qx -- "$ver" < <(base_versions) ||
+	die "apt does not offer $BASE_PKG $ver (it offers: $(base_versions | paste -sd' ' -); run apt-get update if that list is old)"
+[ "$ver" != "$BASE_PIN" ] || log "note: $ver is the pinned base; this rebuilds it in a cache of its own"
+dir=$CACHE/rebase/$ver
+if [ "$check" = 1 ]; then
+	log "rebase.sh: apt offers $BASE_PKG $ver; the rebase would use $dir"
+	exit 0
+fi
+export KS_BASE_VERSION=$ver KS_CACHE=$dir CCACHE_DIR=$CCACHE_DIR KS_BASELINES=$dir/baselines
+mkdir -p "$KS_BASELINES"
+# start from the pinned base's baselines, so that their reasons are kept;
+# -w below rewrites each test's status from this base's run
+for f in baseline baseline.intel; do
+	[ -f "$KS_BASELINES/$f" ] || cp "$TOP/tests/$f" "$KS_BASELINES/$f"
+done
+s=$TOP/scripts
+log "rebase onto $BASE_PKG $ver in $dir: the tree"
+"$s/mktree.sh" || die "the series does not apply to $ver (the patch and hunks above); fix it in $dir/linux and export it with KS_CACHE=$dir make export"
+log "rebase: building the base and the patched kernels (a new base recompiles much of the kernel)"
+"$s/build.sh" base all
+"$s/build.sh" patched all
+"$s/mutants.sh" -n || log "note: mutants/ do not all apply to this tree (above); make test on the pinned base is unaffected"
+log "rebase: the baselines of $ver (in $KS_BASELINES)"
+KS_RUN=rebase "$s/run-tests.sh" -k base -w
+log "rebase: the lists on the patched kernel, judged against them"
+"$s/run-tests.sh" -k patched
