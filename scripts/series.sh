@@ -6,7 +6,9 @@
 # submitter with their Signed-off-by (git config user.name/user.email), with
 # To/Cc from the base's scripts/get_maintainer.pl and base-commit
 # information.  N is patches/<group>/version (default 1); for N > 1 the
-# cover must have a "Changes in v<N>:" section.  base/ fixes are not sent.
+# cover must have a "Changes in v<N>:" section.  base/ fixes and the
+# project's own tests (tests/: run by the harness, never posted) are not
+# sent.
 # The stable group goes to stable@vger.kernel.org as [PATCH 6.1.y], the
 # others to the KVM maintainers as [PATCH 6.1].  patches/mainline/ holds a
 # posting for mainline (written against mainline's source, which cannot be
@@ -50,7 +52,7 @@ addrs() {
 posted=()
 prev=base-fixed
 while read -r grp; do
-	case $grp in '#'* | '' | base) continue ;; esac
+	case $grp in '#'* | '' | base | tests) continue ;; esac
 	g rev-parse -q --verify "grp/$grp" >/dev/null || continue
 	n=$(g rev-list --count "$prev..grp/$grp")
 	if [ "$n" -gt 0 ]; then
