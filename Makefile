@@ -17,7 +17,7 @@ build-base: tree
 # Arguments and paths are checked before anything is built.
 # (in the recipes, not as prerequisites: first even under make -j)
 # make test runs the lists' default group (what CI runs), make test-full
-# adds the "full" group (README, "What CI runs").
+# adds the "full" group (docs/running.md, "What CI runs").
 test:
 	$(S)/run-tests.sh -k patched -n
 	$(MAKE) --no-print-directory build
@@ -73,7 +73,7 @@ coverage:
 	mkdir -p docs/results
 	$(S)/coverage.sh >docs/results/coverage.txt; rc=$$?; cat docs/results/coverage.txt; exit $$rc
 # Move the series to another version of linux-source-6.1 that apt offers,
-# in a cache of its own (README, "A new base"): BASE_VERSION=VERSION.
+# in a cache of its own (docs/running.md, "A new base"): BASE_VERSION=VERSION.
 rebase:
 	$(S)/rebase.sh -n $(BASE_VERSION)
 	$(S)/rebase.sh $(BASE_VERSION)

@@ -329,7 +329,7 @@ bench_cr0() {
 	done
 }
 
-# nx_huge_pages_recovery_test stops Bochs (README, "The Intel VM"): on
+# nx_huge_pages_recovery_test stops Bochs (docs/platforms.md, "The Intel VM"): on
 # the Intel platform the nx benchmark runs only when asked for by
 # INTEL_NX=1.
 nx_or_note() {

@@ -7,7 +7,7 @@
 # pages and hugetlbfs) with run-tests.sh on each kernel.  intel: the bitmap
 # (PML) and ring modes in the Intel VM (Bochs), which gets QEMU, its
 # libraries and SeaBIOS in its initramfs (KS_BOCHS_PUT) and boots with
-# noxsave (Bochs' XSAVE emulation corrupts the L2 otherwise; README).
+# noxsave (Bochs' XSAVE emulation corrupts the L2 otherwise; docs/platforms.md).
 # Then prints, per test and hop, QEMU's figures for both kernels:
 # migration time, downtime, dirty-sync rounds.  Fails if a test fails on
 # either kernel.  -f picks entries (amd; default 'migrate\..*'); -n checks

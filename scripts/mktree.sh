@@ -48,7 +48,7 @@ if [ "$fresh" = 0 ] && [ "${KS_RESET_TREE:-0}" != 1 ]; then
 	[ "$head" = "$head_was" ] || why=${why:-"commits that were not exported ($(g log --oneline -1 HEAD))"}
 	[ "$had" != rebuilding ] || why=""
 	if [ -n "$why" ]; then
-		die "$SRC has $why: work that patches/ does not have.  Commit it in $SRC and run make export (README, \"Iterating on a patch\"), or throw it away: KS_RESET_TREE=1 make ..."
+		die "$SRC has $why: work that patches/ does not have.  Commit it in $SRC and run make export (docs/running.md, \"Iterating on a patch\"), or throw it away: KS_RESET_TREE=1 make ..."
 	fi
 	if [ "$had" = "$hash" ] && [ "$(git -C "$CACHE/linux-base" rev-parse HEAD 2>/dev/null)" = "$(g rev-parse base-fixed)" ]; then
 		log "tree up to date with patches/ ($(g rev-list --count base..HEAD) patches)"

@@ -10,7 +10,7 @@
 # against them.  It ends with make test's summary line.  -n checks that apt
 # offers VERSION and exits.  The tree left in that cache is an ordinary
 # one: fix a patch there, then make export with KS_CACHE set to it
-# (README, "A new base").
+# (docs/running.md, "A new base").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need apt-cache
