@@ -59,12 +59,22 @@ config() {
 	cat "${frags[@]}" >"$out/.config.frag"
 }
 
+# The source revision of what was built ("+edits" with uncommitted changes),
+# into $out/.ks-rev: run-tests.sh keeps it with the results.
+stamp_rev() {
+	local r
+	r=$(git -C "$src" rev-parse --short=12 HEAD)
+	[ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] || r="$r+edits"
+	echo "$r" >"$out/.ks-rev"
+}
+
 kernel() {
 	config
 	log "$variant: building kernel"
 	mk bzImage modules
 	[ ${#gcov[@]} = 0 ] || mk M=arch/x86/kvm "${gcov[@]}" modules
 	mk headers >/dev/null
+	stamp_rev
 }
 
 selftests() {
@@ -94,7 +104,9 @@ kvm)
 	# only arch/x86/kvm's modules; the kernel must have been built (kernel)
 	[ -f "$out/Module.symvers" ] || die "no $variant kernel build in $out to build the KVM modules against (build.sh $variant kernel)"
 	config
-	mk M=arch/x86/kvm ${gcov[@]+"${gcov[@]}"} modules || die "the KVM module build of $variant failed (errors above)" ;;
+	mk M=arch/x86/kvm ${gcov[@]+"${gcov[@]}"} modules || die "the KVM module build of $variant failed (errors above)"
+	# a mutant's build (mutants.sh) is copied away and undone at once
+	[ "${KS_TREE_LOCKED:-0}" = 1 ] || stamp_rev ;;
 migrate) migrate ;;
 all) kernel; selftests; migrate ;;
 *) die "unknown target '$what'" ;;

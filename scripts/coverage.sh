@@ -19,6 +19,17 @@ done
 obj=$BUILD/patched-gcov/arch/x86/kvm
 [ -d "$obj" ] || die "no coverage build in $BUILD/patched-gcov (scripts/build.sh patched-gcov kernel)"
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
+lock_cache -s build-patched-gcov
+# the notes files must be the ones the counters were made with: the run
+# records the coverage build's source revision (build.sh writes it)
+for res; do
+	for p in amd intel; do
+		[ -d "$res/$p" ] || continue
+		ran=$(cat "$res/$p/kernel-rev" 2>/dev/null || true)
+		[ -z "$ran" ] || [ "$ran" = "$(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null)" ] ||
+			die "$res/$p ran on a coverage build of $ran, but $BUILD/patched-gcov is now of $(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null || echo '?'): run make coverage again"
+	done
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 found=0
@@ -45,5 +56,11 @@ for res; do
 	done
 done
 [ "$found" = 1 ] || die "no gcov counters in $*/*/boot*/gcov: was the run on the patched-gcov kernel?"
-git -C "$SRC" diff -U0 base-fixed patched -- arch/x86/kvm arch/x86/include/asm/kvm_host.h >"$tmp/diff"
-python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp" | tee "$1/coverage.txt"
+# a/ and b/ prefixes and no colour whatever the user's git config says
+git -C "$SRC" -c diff.noprefix=false -c diff.mnemonicPrefix=false diff --no-color --no-ext-diff \
+	--src-prefix=a/ --dst-prefix=b/ -U0 base-fixed patched -- arch/x86/kvm arch/x86/include/asm/kvm_host.h >"$tmp/diff"
+grep -q '^+++ b/' "$tmp/diff" || die "git diff base-fixed patched shows no change in arch/x86/kvm"
+{
+	echo "Coverage build of $(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null || echo '(unrecorded)'), $(date -u +%Y-%m-%d); runs: ${*/#$CACHE\//}"
+	python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp"
+} | tee "$1/coverage.txt"

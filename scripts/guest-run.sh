@@ -3,7 +3,7 @@
 # "name|mmu|secs|params|command".  Loads kvm + the vendor module with the
 # test's parameters (reloading only when they change), runs the command
 # under a time limit in the selftests directory and appends
-# "name|status|secs" to $KS_OUT/results.  A test still running at its limit
+# "name|status|secs|detail" to $KS_OUT/results (docs/protocol.md).  A test still running at its limit
 # is a hang: dump task states (sysrq t, l) and KVM's exit counters first.
 #
 # Limits count work, not the host's seconds: a limit is the guest's seconds

@@ -330,6 +330,9 @@ run_platform() {
 	[ -f "$baseline" ] || baseline=/dev/null
 	out=$top/$p
 	mkdir -p "$out"
+	# which source the kernel was built from (build.sh), for the record
+	# and for coverage.sh
+	cp "$BUILD/$variant/.ks-rev" "$out/kernel-rev" 2>/dev/null || true
 	selected "$p" >"$out/all"
 	: >"$out/first"
 	: >"$out/extra"
