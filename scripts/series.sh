@@ -9,7 +9,7 @@
 # cover must have a "Changes in v<N>:" section.  base/ fixes and the
 # project's own tests (tests/: run by the harness, never posted) are not
 # sent.
-# The stable group goes to stable@vger.kernel.org as [PATCH 6.1.y], the
+# The stable groups (stable*) go to stable@vger.kernel.org as [PATCH 6.1.y], the
 # others to the KVM maintainers as [PATCH 6.1].  patches/mainline/ holds a
 # posting for mainline (written against mainline's source, which cannot be
 # built here, so it is not in the tree): out/series/mainline/v<N>/, [PATCH],
@@ -64,7 +64,7 @@ while read -r grp; do
 		[ "$ver" = 1 ] || grep -q "^Changes in v$ver:" "$cover" ||
 			die "patches/$grp/cover: v$ver needs a 'Changes in v$ver:' section"
 		prefix="PATCH 6.1"
-		[ "$grp" = stable ] && prefix="PATCH 6.1.y"
+		case $grp in stable*) prefix="PATCH 6.1.y" ;; esac
 		dir=$outdir/$grp/v$ver
 		# The tree is not touched: the mails are re-authored below.
 		vopt=()
@@ -78,7 +78,7 @@ while read -r grp; do
 		kvm=$(addrs 'KVM' --no-l)
 		others=$(addrs '!KVM' --no-l)
 		lists=$(addrs . --no-m --no-r)
-		if [ "$grp" = stable ]; then
+		if [ "${grp#stable}" != "$grp" ]; then
 			to="stable@vger.kernel.org" cc="$kvm${others:+,$others},$lists"
 		else
 			to=$kvm cc="${others:+$others,}$lists"
