@@ -83,7 +83,7 @@ while read -r grp; do
 		else
 			to=$kvm cc="${others:+$others,}$lists"
 		fi
-		note="Based on Debian's $BASE_PKG $BASE_VER (Linux 6.1.192): the base-commit below is that tree as imported, with three build fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
+		note="Based on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%-*}): the base-commit below is that tree as imported, with $(g rev-list --count base..base-fixed) fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
 		if [ ${#posted[@]} -gt 0 ]; then
 			note+=" This posting applies on top of, and its prerequisite-patch-id lines are, the postings before it: $(printf '"%s", ' "${posted[@]}" | sed 's/, $//')."
 		fi
