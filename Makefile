@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase
+.PHONY: setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
 
 setup:
 	$(S)/setup.sh
@@ -79,6 +79,11 @@ coverage:
 rebase:
 	$(S)/rebase.sh -n $(BASE_VERSION)
 	$(S)/rebase.sh $(BASE_VERSION)
+# The results page of the last run (docs/results/tests.md and a dated
+# copy), from the raw data the run kept; VARIANT=patched-gcov etc.
+VARIANT ?= patched
+report:
+	$(S)/report.sh $(VARIANT)
 checkpatch: tree
 	$(S)/check.sh checkpatch
 bisect: tree
