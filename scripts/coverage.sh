@@ -33,6 +33,13 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 found=0
+# a boot that ended without saving its counters (a crash) would make its
+# lines look unexecuted, or look like lines without code
+for res; do
+	for b in "$res"/*/boot*; do
+		[ -d "$b/gcov" ] || log "warning: $b saved no gcov counters (the boot did not end normally?)"
+	done
+done
 i=0
 for res; do
 	i=$((i + 1))
