@@ -79,7 +79,10 @@ report() {
 write_doc() { # SUMMARY
 	local repo
 	# the state of the repo before this page is rewritten
-	repo="$(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" status --porcelain -- . ':!docs/results/mutants.md' | grep -q . && echo ' with uncommitted changes' || true)"
+	repo=$(git -C "$TOP" rev-parse --short HEAD)
+	if [ -n "$(git -C "$TOP" status --porcelain -- . ':!docs/results/mutants.md')" ]; then
+		repo="$repo with uncommitted changes"
+	fi
 	mkdir -p "$TOP/docs/results"
 	{
 		echo "# Mutants: the whole set"
