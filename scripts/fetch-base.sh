@@ -28,7 +28,7 @@ if [ ! -f "$deb" ]; then
 	fi
 fi
 if [ -z "$BASE_DEB_SHA256" ]; then
-	BASE_DEB_SHA256=$(apt-cache show "$BASE_PKG=$BASE_VER" 2>/dev/null | awk '/^SHA256:/ { print $2; exit }')
+	BASE_DEB_SHA256=$(apt-cache show "$BASE_PKG=$BASE_VER" 2>/dev/null | awk '/^SHA256:/ && !s { s = $2 } END { print s }')
 	[ -n "$BASE_DEB_SHA256" ] || die "apt's index has no SHA256 for $BASE_PKG=$BASE_VER"
 fi
 sum=$(sha256sum "$deb" | cut -d' ' -f1)
