@@ -13,41 +13,35 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need gcov python3 git
 [ $# -gt 0 ] || set -- "$CACHE/results/patched-gcov"
-for res; do
-	[ -d "$res" ] || die "no results in $res: run make coverage (or run-tests.sh -k patched-gcov) first"
-done
 obj=$BUILD/patched-gcov/arch/x86/kvm
 [ -d "$obj" ] || die "no coverage build in $BUILD/patched-gcov (scripts/build.sh patched-gcov kernel)"
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 lock_cache -s build-patched-gcov
+built=$(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null || echo '(unrecorded)')
 # the notes files must be the ones the counters were made with: the run
 # records the coverage build's source revision (build.sh writes it)
 for res; do
+	[ -d "$res" ] || die "no results in $res: run make coverage (or run-tests.sh -k patched-gcov) first"
 	for p in amd intel; do
 		[ -d "$res/$p" ] || continue
 		ran=$(cat "$res/$p/kernel-rev" 2>/dev/null || true)
-		[ -z "$ran" ] || [ "$ran" = "$(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null)" ] ||
-			die "$res/$p ran on a coverage build of $ran, but $BUILD/patched-gcov is now of $(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null || echo '?'): run make coverage again"
+		[ -z "$ran" ] || [ "$ran" = "$built" ] ||
+			die "$res/$p ran on a coverage build of $ran, but $BUILD/patched-gcov is now of $built: run make coverage again"
 	done
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 found=0
-# a boot that ended without saving its counters (a crash) would make its
-# lines look unexecuted, or look like lines without code
-for res; do
-	for b in "$res"/*/boot*; do
-		[ -d "$b/gcov" ] || log "warning: $b saved no gcov counters (the boot did not end normally?)"
-	done
-done
 i=0
 for res; do
 	i=$((i + 1))
 	for p in amd intel; do
-		for g in "$res/$p"/boot*/gcov; do
-			[ -d "$g" ] || continue
-			b=${g%/gcov}
-			b=$i-${b##*/}
+		for d in "$res/$p"/boot*; do
+			g=$d/gcov
+			# a boot that ended without saving its counters (a crash) would
+			# make its lines look unexecuted, or look like lines without code
+			[ -d "$g" ] || { log "warning: $d saved no gcov counters (the boot did not end normally?)"; continue; }
+			b=$i-${d##*/}
 			# gcov wants the notes file (.gcno, from the build) beside the counters
 			while IFS= read -r f; do
 				rel=${f#"$g"/}
@@ -68,6 +62,6 @@ git -C "$SRC" -c diff.noprefix=false -c diff.mnemonicPrefix=false diff --no-colo
 	--src-prefix=a/ --dst-prefix=b/ -U0 base-fixed patched -- arch/x86/kvm arch/x86/include/asm/kvm_host.h >"$tmp/diff"
 grep -q '^+++ b/' "$tmp/diff" || die "git diff base-fixed patched shows no change in arch/x86/kvm"
 {
-	echo "Coverage build of $(cat "$BUILD/patched-gcov/.ks-rev" 2>/dev/null || echo '(unrecorded)'), $(date -u +%Y-%m-%d); runs: ${*/#$CACHE\//}"
+	echo "Coverage build of $built, $(date -u +%Y-%m-%d); runs: ${*/#$CACHE\//}"
 	python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp"
 } | tee "$1/coverage.txt"

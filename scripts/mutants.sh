@@ -59,9 +59,16 @@ if [ "$check_only" = 1 ]; then
 	log "mutants: ${#all[@]} headers fine, each applies to the patched tree"
 	exit 0
 fi
-# report: the table of every mutant's last verdict, and its summary
+# unexpected: how many rows of $out/table are not a verdict their mutant's
+# header allows (survived without a reason, killed despite one,
+# inconclusive, not run)
+unexpected() {
+	grep -c '| SURVIVED |\|| error\|| inconclusive\|UNEXPECTED\|| not run |' "$out/table" || true
+}
+# report: the table of the selected mutants' last verdicts into $out/table,
+# and its summary
 report() {
-	local m name row killed expected unexpected
+	local m name row killed expected
 	{
 		echo "| mutant | platform | what is broken | tests | result | time |"
 		echo "| --- | --- | --- | --- | --- | --- |"
@@ -73,8 +80,7 @@ report() {
 	} >"$out/table"
 	killed=$(grep -c '| killed by' "$out/table" || true)
 	expected=$(grep -c '| survived (expected' "$out/table" || true)
-	unexpected=$(grep -c '| SURVIVED |\|| error\|| inconclusive\|UNEXPECTED\|| not run |' "$out/table" || true)
-	echo "${#all[@]} mutants: $killed killed, $expected survived as their headers expect, $unexpected unexpected (survived without a reason, killed despite one, inconclusive or not run)"
+	echo "${#all[@]} mutants: $killed killed, $expected survived as their headers expect, $(unexpected) unexpected (survived without a reason, killed despite one, inconclusive or not run)"
 }
 write_doc() { # SUMMARY
 	local repo
@@ -140,7 +146,7 @@ build_mutant() {
 }
 
 # run_platform PLAT: every selected mutant of PLAT, one after the other;
-# one table row per mutant into $out/table.PLAT.
+# its table row into $out/row.NAME.
 run_platform() {
 	local plat=$1 var=mutant-$1 mut m name tests t0 regex rc summary verdict why race
 	mut=$BUILD/$var
@@ -208,10 +214,8 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 summary=$(report)
 echo
-grep -F -f <(for m in "${all[@]}"; do echo "| $(basename "$m" .diff) |"; done) "$out/table" || true
+tail -n +3 "$out/table"
 echo "$summary; $((($(date +%s) - t0) / 60)) min"
 [ "$filter" != . ] || write_doc "$summary"
-unexpected=$(grep -F -f <(for m in "${all[@]}"; do echo "| $(basename "$m" .diff) |"; done) "$out/table" |
-	grep -c '| SURVIVED |\|| error\|| inconclusive\|UNEXPECTED' || true)
-[ "$unexpected" = 0 ] || rc=1
+[ "$(unexpected)" = 0 ] || rc=1
 exit "$rc"
