@@ -34,7 +34,7 @@ checkpatch() {
 			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$TOP/patches/$p"; then
 			bad=$((bad + 1))
 		fi
-	done < <(cat "$TOP/patches/series"; cd "$TOP/patches" && find mainline -name '*.patch' 2>/dev/null | sort)
+	done < <(cat "$TOP/patches/series"; cd "$TOP/patches" && find mainline* -name '*.patch' 2>/dev/null | sort)
 	log "checkpatch --strict: $n patches, $bad with findings"
 	[ "$bad" = 0 ]
 }

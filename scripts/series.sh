@@ -10,9 +10,9 @@
 # project's own tests (tests/: run by the harness, never posted) are not
 # sent.
 # The stable groups (stable*) go to stable@vger.kernel.org as [PATCH 6.1.y], the
-# others to the KVM maintainers as [PATCH 6.1].  patches/mainline/ holds a
+# others to the KVM maintainers as [PATCH 6.1].  patches/mainline*/ each hold a
 # posting for mainline (written against mainline's source, which cannot be
-# built here, so it is not in the tree): out/series/mainline/v<N>/, [PATCH],
+# built here, so it is not in the tree): out/series/<folder>/v<N>/, [PATCH],
 # To the KVM maintainers, Cc kvm@vger.kernel.org and the other lists, no
 # base-commit.  Send a group with
 #   git send-email out/series/<group>/v<N>/*.patch
@@ -142,22 +142,26 @@ PY
 	prev=grp/$grp
 done <"$TOP/patches/groups"
 
-# The mainline posting: its patches as they are in patches/mainline/, a
-# cover letter made here (format-patch needs the tree they apply to).
-if [ -f "$TOP/patches/mainline/cover" ]; then
+# The mainline postings: each patches/mainline*/ folder is one, its patches
+# as they are there, a cover letter made here (format-patch needs the tree
+# they apply to), written to out/series/<folder>/v<N>/.
+for md in "$TOP"/patches/mainline*/; do
+	md=${md%/}
+	mname=$(basename "$md")
+	[ -f "$md/cover" ] || continue
 	ver=1
-	[ -f "$TOP/patches/mainline/version" ] && ver=$(cat "$TOP/patches/mainline/version")
-	[[ $ver =~ ^[1-9][0-9]*$ ]] || die "patches/mainline/version: not a number: '$ver'"
-	dir=$outdir/mainline/v$ver
+	[ -f "$md/version" ] && ver=$(cat "$md/version")
+	[[ $ver =~ ^[1-9][0-9]*$ ]] || die "patches/$mname/version: not a number: '$ver'"
+	dir=$outdir/$mname/v$ver
 	mkdir -p "$dir"
-	mapfile -t mp < <(find "$TOP/patches/mainline" -name '*.patch' | sort)
-	[ ${#mp[@]} -gt 0 ] || die "patches/mainline/ has a cover but no patch"
+	mapfile -t mp < <(find "$md" -name '*.patch' | sort)
+	[ ${#mp[@]} -gt 0 ] || die "patches/$mname/ has a cover but no patch"
 	for f in "${mp[@]}"; do cp "$f" "$dir/"; done
 	kvm=$(addrs 'KVM' --no-l)
 	others=$(addrs '!KVM' --no-l)
 	lists=$(addrs . --no-m --no-r)
 	stat=$(cat "${mp[@]}" | git apply --stat)
-	python3 - "$dir" "$TOP/patches/mainline/cover" "$kvm" "${others:+$others,}$lists" "$name <$email>" "$ver" "$stat" <<'PY'
+	python3 - "$dir" "$md/cover" "$kvm" "${others:+$others,}$lists" "$name <$email>" "$ver" "$stat" <<'PY'
 import glob, re, sys, email.utils
 d, cover, to, cc, me, ver, stat = sys.argv[1:]
 subject, _, text = open(cover).read().partition('\n')
@@ -188,5 +192,5 @@ short = '%s (%d):\n' % (me.split(' <')[0], n) + ''.join('  %s\n' % t for t in ti
 body = text.strip() + '\n\n' + short + '\n' + stat + '\n'
 open(d + '/0000-cover-letter.patch', 'w').write(hdr(subject.strip(), date) + body)
 PY
-	log "mainline: v$ver, ${#mp[@]} patches + cover letter in $dir"
-fi
+	log "$mname: v$ver, ${#mp[@]} patches + cover letter in $dir"
+done
