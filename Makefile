@@ -2,9 +2,21 @@
 # (default ~/.cache/kvm-series), never in this repo.
 SHELL := /bin/bash
 S := scripts
+.DEFAULT_GOAL := help
 
-.PHONY: setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
+.PHONY: help setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
 
+# Bare make: the targets (README.md has them in a table).
+help:
+	@echo "make test       build the patched kernel and run the default lists (what CI runs)"
+	@echo "make test-full  also the full group;  make coverage  line coverage of the series"
+	@echo "make mutants    deliberate bugs the tests must catch (MUTANTS=regex)"
+	@echo "make bench      base vs patched (BENCH=dirty|nx|cr0|all ROUNDS=N BENCH_KIND=perf|lockstat|debug PLATFORM=amd|intel|all)"
+	@echo "make migrate    live-migration check;  make baseline  re-record tests/baseline*"
+	@echo "make check      checkpatch, bisect build, shellcheck, mutants apply"
+	@echo "make series     the mails of each posting;  make export  tree commits back to patches/"
+	@echo "make rebase BASE_VERSION=V   the series on another linux-source-6.1"
+	@echo "make report     results page from the last run;  make setup|tree|build|build-base"
 setup:
 	$(S)/setup.sh
 tree: setup

@@ -27,18 +27,18 @@ check=0
 [ $# -le 2 ] || die "usage: bench.sh [-n] [dirty|nx|cr0|all] [ROUNDS]"
 which=${1:-all}
 rounds=${2:-5}
-case $which in dirty | nx | cr0 | all) ;; *) die "usage: bench.sh [dirty|nx|cr0|all] [ROUNDS]" ;; esac
+case $which in dirty | nx | cr0 | all) ;; *) die "BENCH must be dirty, nx, cr0 or all, not '$which'" ;; esac
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number, not '$rounds'"
 case ${BENCH_KIND:-perf} in
 perf) kinds=(base-perf patched-perf) ;;
 debug) kinds=(base patched) ;;
 lockstat) kinds=(base-lockstat patched-lockstat) ;;
-*) die "BENCH_KIND must be perf, debug or lockstat" ;;
+*) die "BENCH_KIND must be perf, debug or lockstat, not '$BENCH_KIND'" ;;
 esac
 case ${PLATFORM:-all} in
 amd | intel) platforms=$PLATFORM ;;
 all) platforms="amd intel" ;;
-*) die "PLATFORM must be amd, intel or all" ;;
+*) die "PLATFORM must be amd, intel or all, not '$PLATFORM'" ;;
 esac
 for v in NX_PERIOD_MS NX_HUGEPAGES INTEL_NX_HUGEPAGES INTEL_NX; do
 	[[ ${!v:-1} =~ ^[0-9]+$ ]] || die "$v must be a number, not '${!v}'"

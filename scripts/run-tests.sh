@@ -28,7 +28,7 @@
 # records the base's own selftests).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-variant=patched platforms=${KS_PLATFORM:-all} filter="" write=0 repeat=1 listing=0 check=0
+variant=patched platforms=${PLATFORM:-${KS_PLATFORM:-all}} filter="" write=0 repeat=1 listing=0 check=0
 usage="usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-r N] [-w] [-l] [-n] [-h]"
 while getopts k:p:f:r:wlnh o; do
 	case $o in
