@@ -71,7 +71,7 @@ MUTANTS ?= .
 mutants: build
 	$(S)/mutants.sh '$(MUTANTS)'
 # Line coverage of the series: the lists (KS_GROUPS, default "default
-# coverage": CI's tests and the ones only coverage needs)
+# coverage": CI's tests and the ones only coverage needs, none today)
 # on the coverage kernel (patched-gcov: the test kernel, arch/x86/kvm
 # profiled with gcov), then, for every function the series changes, which
 # of its changed lines ran on which platform (scripts/coverage.sh), also

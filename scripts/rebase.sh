@@ -41,7 +41,7 @@ s=$TOP/scripts
 log "rebase onto $BASE_PKG $ver in $dir: fetching the base"
 "$s/fetch-base.sh"
 log "rebase: the tree"
-"$s/mktree.sh" || die "the series does not apply to $ver (the patch and hunks above): fix that patch in patches/ (a fix already in $ver: git -C $dir/linux apply -R --check patches/...), then run make rebase again"
+"$s/mktree.sh" || die "the series does not apply to $ver (the patch and hunks above): fix that patch in patches/ (a fix already in $ver: git -C $dir/linux apply -R --check $TOP/patches/GROUP/NNNN-...patch), then run make rebase again"
 log "rebase: building the base and the patched kernels (a new base recompiles much of the kernel)"
 "$s/build.sh" base all
 "$s/build.sh" patched all
