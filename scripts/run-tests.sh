@@ -475,6 +475,15 @@ if [ "$write" = 1 ]; then
 	done
 fi
 
+# log_of NAME: "; log: PATH", the guest output of NAME's last run
+log_of() {
+	local f l=""
+	for f in "$top"/*/boot*/"out.$1"; do
+		[ -f "$f" ] && l=$f
+	done
+	echo "${l:+; log: $l}"
+}
+
 pass=0 fail=0 skip=0 retried=0 i=0
 echo "TAP version 13"
 echo "1..$(wc -l <"$out/results")"
@@ -506,14 +515,14 @@ while IFS='|' read -r name st secs detail; do
 			was=$(failure_of "${name%~*}" "$baseline")
 			if [ -n "$was" ] && ! same_failure "$detail" "$was"; then
 				fail=$((fail + 1))
-				echo "not ok $i $name # ${st^^}, but not as on the base: '$detail' (base: '$was'), ${secs}s"
+				echo "not ok $i $name # ${st^^}, but not as on the base: '$detail' (base: '$was'), ${secs}s$(log_of "$name")"
 			else
 				skip=$((skip + 1))
-				echo "not ok $i $name # TODO $st, as on the base${was:+ (the same failure)}: $detail"
+				echo "not ok $i $name # TODO $st, as on the base${was:+ (the same failure)}: $detail$(log_of "$name")"
 			fi
 		else
 			fail=$((fail + 1))
-			echo "not ok $i $name # ${st^^} ($detail, ${secs}s)$first"
+			echo "not ok $i $name # ${st^^} ($detail, ${secs}s)$first$(log_of "$name")"
 			for f in "$top"/*/boot*/"splat.$name"; do
 				[ -f "$f" ] && sed 's/^/#   /' "$f"
 			done
