@@ -4,12 +4,13 @@ SHELL := /bin/bash
 S := scripts
 .DEFAULT_GOAL := help
 
-.PHONY: help setup tree build build-base test test-full baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
+.PHONY: help setup tree build build-base test test-full test-stable baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
 
 # Bare make: the targets (README.md has them in a table).
 help:
 	@echo "make test       build the patched kernel and run the default lists (what CI runs)"
 	@echo "make test-full  also the full group;  make coverage  line coverage of the series"
+	@echo "make test-stable  the stable patch alone on the base (the base's own tests)"
 	@echo "make mutants    deliberate bugs the tests must catch (MUTANTS=regex)"
 	@echo "make bench      base vs patched (BENCH=dirty|nx|cr0|all ROUNDS=N BENCH_KIND=perf|lockstat|debug PLATFORM=amd|intel|all)"
 	@echo "make migrate    live-migration check;  make baseline  re-record tests/baseline*"
@@ -78,6 +79,14 @@ mutants: build
 # written to docs/results/coverage.txt.  Fails on a changed line that ran
 # nowhere and that tests/coverage-explained does not explain.  A failing
 # test does not stop the report (the verdicts are make test's job).
+# The stable group alone on the base (what 6.1.y would apply): the default
+# group's entries that the base's selftests have, and five TDP MMU fault-heavy
+# tests of the full group, judged against the base's baselines.
+STABLE_EXTRA = dirty_log_perf_test|kvm_page_table_test|demand_paging_test|memslot_modification_stress_test|access_tracking_perf_test
+test-stable: tree
+	$(S)/build.sh stable all
+	$(S)/run-tests.sh -k stable -f "$$($(S)/run-tests.sh -l | awk '{ print $$1 }' | \
+		grep -Fx -f <(awk '!/^#/ && $$2 != "absent" { print $$1 }' tests/baseline tests/baseline.intel) | paste -sd'|')|$(STABLE_EXTRA)"
 coverage:
 	$(S)/run-tests.sh -k patched-gcov -n
 	$(MAKE) --no-print-directory build

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
-# base-perf, patched-perf, base-lockstat, patched-lockstat or patched-gcov
-# (lib.sh)
+# base-perf, patched-perf, base-lockstat, patched-lockstat, patched-gcov or
+# stable (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache, and the guest of the
 # live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
@@ -16,11 +16,22 @@ lock_cache -s tree
 lock_cache -x "build-$variant"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac
+# stable: a worktree of its own at grp/stable, remade if the tree was
+if [ "$variant" = stable ]; then
+	src=$CACHE/linux-stable
+	if ! git -C "$src" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		rm -rf "$src"
+		git -C "$SRC" worktree prune
+		git -C "$SRC" worktree add -f --detach "$src" grp/stable >/dev/null ||
+			die "cannot make the worktree $src at grp/stable"
+	fi
+	git -C "$src" checkout -q -f --detach grp/stable
+fi
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
 case $variant in
-base*) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+base* | stable) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
 *) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
 esac
 out=$BUILD/$variant

@@ -67,12 +67,15 @@ vm_opts() {
 # patched-gcov (the test kernel with arch/x86/kvm profiled: make coverage),
 # mutant-amd and mutant-intel
 # (the patched kernel with the KVM modules of one deliberate bug, made by
-# scripts/mutants.sh, one per platform so that both can run at once).
+# scripts/mutants.sh, one per platform so that both can run at once), and
+# stable (the base with the stable group only: what 6.1.y would apply;
+# make test-stable).
 variant_rev() {
 	case $1 in
 	base | base-perf | base-lockstat) echo base-fixed ;;
 	patched | patched-perf | patched-lockstat | patched-gcov | mutant-amd | mutant-intel) echo patched ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd or mutant-intel)" ;;
+	stable) echo grp/stable ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd, mutant-intel or stable)" ;;
 	esac
 }
 
