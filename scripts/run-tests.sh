@@ -245,7 +245,9 @@ run_boots() {
 		log "boot $boot: $(wc -l <"$dir/tests") tests${key:+ ($key)}$speed"
 		vrc=0
 		ACCEL=${accel:-${ACCEL:-tcg}} "$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
-			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" &
+			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" 8>&- &
+		# (8>&-: the VM's processes do not hold the results folder's lock,
+		# so one that outlives this run does not fail the next one)
 		# (the watchdog's process substitutions change $!)
 		vmpid=$!
 		watchdog "$vmpid" "$dir" "$(wc -l <"$out/results")" "$(wc -l <"$out/all")" "$([ "$p" = amd ] && echo 1 || echo 0)"
