@@ -16,16 +16,10 @@ lock_cache -s tree
 lock_cache -x "build-$variant"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac
-# stable: a worktree of its own at grp/stable, remade if the tree was
+# stable: a worktree of its own at grp/stable
 if [ "$variant" = stable ]; then
 	src=$CACHE/linux-stable
-	if ! git -C "$src" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-		rm -rf "$src"
-		git -C "$SRC" worktree prune
-		git -C "$SRC" worktree add -f --detach "$src" grp/stable >/dev/null ||
-			die "cannot make the worktree $src at grp/stable"
-	fi
-	git -C "$src" checkout -q -f --detach grp/stable
+	worktree_at "$src" grp/stable
 fi
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"
 want=$(git -C "$SRC" rev-parse "$rev")

@@ -79,6 +79,21 @@ variant_rev() {
 	esac
 }
 
+# worktree_at DIR REV: DIR, a worktree of $SRC, checked out clean at REV;
+# made anew if it is missing or broken (e.g. after the tree was remade).
+worktree_at() {
+	local wt=$1 rev=$2
+	if [ -e "$wt/.git" ] && git -C "$wt" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		git -C "$wt" checkout -q -f --detach "$rev"
+		git -C "$wt" clean -q -fdx
+	else
+		rm -rf "$wt"
+		git -C "$SRC" worktree prune
+		git -C "$SRC" worktree add -q --detach "$wt" "$rev" ||
+			die "cannot make the worktree $wt at $rev"
+	fi
+}
+
 # selftests_of VARIANT -> the selftests directory a VM of VARIANT runs: the
 # variant's own (built with the debug kernel of the same source), or
 # KS_TESTS_FROM's, e.g. KS_TESTS_FROM=patched to run a test the series adds

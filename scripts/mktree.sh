@@ -91,12 +91,5 @@ fi
 g tag -f patched HEAD >/dev/null
 echo "$hash $(g rev-parse HEAD)" >"$STAMP"
 
-wt=$CACHE/linux-base
-if [ ! -d "$wt" ]; then
-	g worktree prune
-	g worktree add -q --detach "$wt" base-fixed
-else
-	git -C "$wt" checkout -q -f --detach base-fixed
-	git -C "$wt" clean -q -fdx
-fi
+worktree_at "$CACHE/linux-base" base-fixed
 log "tree ready: $(g rev-list --count base..patched) patches on the base ($(g rev-list --count base..base-fixed) base fixes)"
