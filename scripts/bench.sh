@@ -341,18 +341,42 @@ nx_or_note() {
 	bench_nx
 }
 
-for p in $platforms; do
-	set_platform "$p"
-	case $which in
-	dirty) bench_dirty ;;
-	nx) nx_or_note ;;
-	cr0) bench_cr0 ;;
-	all) bench_dirty; nx_or_note; bench_cr0 ;;
-	esac
-	# plots beside the raw data (scripts/plot.sh)
+# record BENCH: runs the benchmark and keeps what it printed, with its
+# stamp (lib.sh), in $base_out/runs/DATE.PLATFORM.BENCH.KIND: make report
+# shows the last two runs of each
+record() {
+	local f svg
+	if [ "$1" = nx ] && [ "$plat" = intel ] && [ "${INTEL_NX:-0}" != 1 ]; then
+		nx_or_note
+		return
+	fi
+	mkdir -p "$base_out/runs"
+	f=$base_out/runs/$(date -u +%Y%m%dT%H%M%S).$plat.$1.${BENCH_KIND:-perf}
+	{
+		stamp "make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
+		echo "kernels: ${kinds[*]} (selftests of patched)"
+	} >"$f.part"
+	"bench_$1" | tee "$f.out"
+	echo "host speed loop at the end: $(host_loop_ms) ms" >>"$f.part"
+	{ cat "$f.part"; echo; cat "$f.out"; } >"$f"
+	rm -f "$f.part" "$f.out"
+	# its plot beside the raw data (scripts/plot.sh), and a copy with the record
 	if command -v gnuplot >/dev/null; then
-		"$TOP/scripts/plot.sh" "$out" "$which" "$rounds" "${BENCH_KIND:-perf}" || log "plots failed (the figures above stand)"
+		if "$TOP/scripts/plot.sh" "$out" "$1" "$rounds" "${BENCH_KIND:-perf}"; then
+			svg=$out/$1.svg
+			[ "$1" != nx ] || svg=$out/nx-hist.svg
+			[ ! -f "$svg" ] || cp "$svg" "$f.svg"
+		else
+			log "plots failed (the figures above stand)"
+		fi
 	else
 		log "no gnuplot: no plots (scripts/setup.sh installs gnuplot-nox)"
 	fi
+}
+for p in $platforms; do
+	set_platform "$p"
+	case $which in
+	all) record dirty; record nx; record cr0 ;;
+	*) record "$which" ;;
+	esac
 done

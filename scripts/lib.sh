@@ -33,6 +33,31 @@ base_versions() {
 help() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0; }
 case ${1:-} in -h | --help) help ;; esac
 log() { echo ">>> $*" >&2; }
+# host_loop_ms: how long a fixed shell loop takes on this host now, in ms:
+# the harness's figure of the host's speed (docs/running.md, "Limits,
+# hangs and host speed"); host_ref_ms is its time on the reference
+# machine, a 2-core host of our kind running make test.
+host_ref_ms=420
+host_loop_ms() {
+	local t0 t1
+	t0=${EPOCHREALTIME/./}
+	bash -c 'for ((i = 0; i < 100000; i++)); do :; done'
+	t1=${EPOCHREALTIME/./}
+	echo "$(((t1 - t0) / 1000))"
+}
+# stamp COMMAND...: where a result comes from, as "key: value" lines that
+# make report prints with it: the date, the repo's commit, the patches'
+# hash, the command and the host's speed loop
+stamp() {
+	local rev
+	rev=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null || echo "no git")
+	git -C "$TOP" diff --quiet HEAD -- 2>/dev/null || rev="$rev with uncommitted changes"
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "repo: $rev"
+	echo "patches: $(patches_hash | cut -c1-12) (patches_hash)"
+	echo "command: $*"
+	echo "host speed loop: $(host_loop_ms) ms (reference $host_ref_ms ms)"
+}
 
 need() {
 	local c

@@ -51,6 +51,11 @@ intel_run() {
 }
 
 rc=0
+# the figures and where they come from, kept for make report
+runs=$CACHE/results/migrate-runs
+mkdir -p "$runs"
+rec=$runs/$(date -u +%Y%m%dT%H%M%S).$plat
+stamp "PLATFORM=$plat make migrate (migrate.sh -p $plat -f $filter)" >"$rec.part"
 for v in base patched; do
 	mkdir -p "$CACHE/results/$v-migrate"
 	log "$v kernel"
@@ -68,6 +73,7 @@ for v in base patched; do
 		done ;;
 	esac
 done
+{
 echo
 echo "| test | hop | kernel | time | downtime | dirty-sync rounds | sent |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
@@ -81,4 +87,7 @@ for v in base patched; do
 			done
 	done
 done | sort -t'|' -k2,2 -k3,3n -k4,4
+} | tee "$rec.out"
+echo "result: $([ "$rc" = 0 ] && echo "every test passed on both kernels" || echo "a test failed")" >>"$rec.part"
+cat "$rec.part" "$rec.out" >"$rec" && rm -f "$rec.part" "$rec.out"
 exit "$rc"

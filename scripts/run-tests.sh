@@ -29,6 +29,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=patched platforms=${PLATFORM:-${KS_PLATFORM:-all}} filter="" write=0 repeat=1 listing=0 check=0
+cmdline="run-tests.sh $*"
 usage="usage: run-tests.sh [-k variant] [-p amd|intel|all] [-f regex] [-r N] [-w] [-l] [-n] [-h]"
 while getopts k:p:f:r:wlnh o; do
 	case $o in
@@ -79,15 +80,12 @@ stall=${KS_STALL:-300}
 # host runs a fixed loop now, in thousandths (never below 1000), averaged
 # with the previous figure, into DIR/hostspeed: the AMD guest's work clock
 # (guest-run.sh).  host_ref_ms: the loop's time on the reference machine, a
-# 2-core host of our kind running make test (both emulators busy).
-host_ref_ms=420
+# 2-core host of our kind running make test (both emulators busy): lib.sh.
 host_speed() {
-	local t0 t1 f prev
-	t0=${EPOCHREALTIME/./}
-	bash -c 'for ((i = 0; i < 100000; i++)); do :; done'
-	t1=${EPOCHREALTIME/./}
-	echo "$(((t1 - t0) / 1000))" >>"$1/hostspeed.log"
-	f=$(((t1 - t0) / host_ref_ms))
+	local ms f prev
+	ms=$(host_loop_ms)
+	echo "$ms" >>"$1/hostspeed.log"
+	f=$((ms * 1000 / host_ref_ms))
 	read -r prev 2>/dev/null <"$1/hostspeed" || prev=$f
 	f=$(((f + prev) / 2))
 	[ "$f" -ge 1000 ] || f=1000
@@ -146,6 +144,9 @@ exec 8>"$CACHE/results/.${variant}${KS_RUN:+-$KS_RUN}.lock"
 flock -n 8 || die "another run-tests.sh uses $top (KS_RUN=NAME keeps runs apart)"
 rm -rf "$top"
 mkdir -p "$top"
+# where this run comes from, and at the end its counts: make report shows them
+stamp "${KS_GROUPS:+KS_GROUPS=\"$KS_GROUPS\" }$cmdline" >"$top/stamp"
+t_run=$(date +%s)
 
 # watchdog PID DIR DONE TOTAL SPEED: the host's guard on a boot's VM, by
 # the guest's own account of its work (DIR/progress, "name work limit
@@ -552,5 +553,7 @@ if [ "$repeat" -gt 1 ]; then
 		"$out/results" | sort -n | cut -f2-
 fi
 echo "# passed on retry (flaky, counted as passed): $retried"
+t_run=$(($(date +%s) - t_run))
+echo "result: $pass passed, $fail failed, $skip skipped in $((t_run / 60)) min $((t_run % 60)) s" >>"$top/stamp"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
