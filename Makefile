@@ -115,7 +115,7 @@ check: checkpatch bisect shellcheck mutants-check
 mutants-check: tree
 	$(S)/mutants.sh -n
 shellcheck:
-	shellcheck -x $(S)/*.sh migrate/*.sh .ci/run
+	shellcheck -x $(S)/*.sh guest/*.sh guest/migrate/*.sh .ci/run
 series: tree
 	$(S)/series.sh
 export:

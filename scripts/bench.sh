@@ -54,13 +54,13 @@ set_platform() {
 	plat=$1
 	case $plat in
 	amd)
-		vm=$TOP/scripts/vm.sh vm_secs=1200
+		vm=$TOP/scripts/vm-amd.sh vm_secs=1200
 		dirty_args=${BENCH_ARGS:--v 1 -b 256M -i 8}
 		nx_pages=${NX_HUGEPAGES:-300}
 		nx_args=${NX_ARGS:--v 2 -b 512M -s 30}
 		cr0_args=${CR0_ARGS:--b -n 200000} ;;
 	intel)
-		vm=$TOP/scripts/bochs.sh vm_secs=5400
+		vm=$TOP/scripts/vm-intel.sh vm_secs=5400
 		dirty_args=${INTEL_BENCH_ARGS:--v 1 -b 64M -i 5}
 		nx_pages=${INTEL_NX_HUGEPAGES:-70}
 		nx_args=${INTEL_NX_ARGS:--v 2 -b 128M -s 10}
@@ -72,7 +72,7 @@ set_platform() {
 }
 
 # run NAME VARIANT ROUND LIST-LINE...: one boot running the list lines
-# (name|mmu|secs|params|command, as in tests/list) through guest-run.sh.
+# (name|mmu|secs|params|command, as in tests/list) through guest/run.sh.
 run() {
 	local what=$1 v=$2 r=$3 dir
 	shift 3
@@ -84,7 +84,7 @@ run() {
 	# Both kernels run the same selftest binaries: the patched build's,
 	# which has the tests the series adds.
 	"$vm" -k "$v" -t "$vm_secs" -o "$dir" -- \
-		"KS_SELFTESTS=\"$BUILD/patched/selftests\" bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/list\"" \
+		"KS_SELFTESTS=\"$BUILD/patched/selftests\" bash \"\$KS_TOP/guest/run.sh\" \"\$KS_OUT/list\"" \
 		>"$dir/log" 2>&1 ||
 		die "$v: $what, round $r: the VM failed, see $dir/log and $dir/console.log"
 	[ "$(grep -c '|pass|' "$dir/results")" = $# ] ||

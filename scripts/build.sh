@@ -91,12 +91,12 @@ selftests() {
 	cp "$src"/tools/testing/selftests/kvm/x86_64/nx_huge_pages*_test.sh "$out/selftests/x86_64/"
 }
 
-# The live-migration check's guest (migrate/l1-migrate.sh): pagecheck,
+# The live-migration check's guest (guest/migrate/l1-migrate.sh): pagecheck,
 # static, as the /init of an initramfs for this variant's kernel.
 migrate() {
 	log "$variant: building migrate/pagecheck and its initramfs"
 	mkdir -p "$out/migrate/root"
-	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$out/migrate/root/pagecheck" "$TOP/migrate/pagecheck.c"
+	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$out/migrate/root/pagecheck" "$TOP/guest/migrate/pagecheck.c"
 	# a new file, renamed into place: a VM may be reading the old one
 	(cd "$out/migrate/root" && echo pagecheck | cpio -o -H newc --quiet) | gzip -9 >"$out/migrate/initrd.gz.new"
 	mv "$out/migrate/initrd.gz.new" "$out/migrate/initrd.gz"

@@ -17,6 +17,8 @@ if [ "$BASE_VER" = "$BASE_PIN" ]; then
 fi
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=guest/protocol.sh
+. "$TOP/guest/protocol.sh"
 HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
 CACHE=${KS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvm-series}
 SRC=$CACHE/linux            # git tree: base commit + one commit per patch
@@ -66,7 +68,7 @@ need() {
 	done
 }
 
-# vm_opts CPUS MIB ARGS...: the options vm.sh and bochs.sh share,
+# vm_opts CPUS MIB ARGS...: the options vm-amd.sh and vm-intel.sh share,
 # [-k variant] [-t secs] [-o dir] [-c cpus] [-m MiB]; sets variant, limit,
 # dir, cpus (default CPUS) and mem (default MIB), and vm_nopts, the number
 # of arguments they took (the caller shifts them off).
@@ -190,7 +192,7 @@ run_emulator() {
 	rm -f "$d/vm.pid" "$d/qemu.pid"
 }
 
-# vm_paths_ok: QEMU's guest (vm.sh) sees the host's / over 9p but mounts
+# vm_paths_ok: QEMU's guest (vm-amd.sh) sees the host's / over 9p but mounts
 # its own tmpfs on /tmp and /run, so the checkout and the cache must live
 # elsewhere.  Checked before any build.
 vm_paths_ok() {

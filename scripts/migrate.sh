@@ -2,7 +2,7 @@
 # migrate.sh [-p amd|intel] [-f REGEX] [-n] [-h]: the live-migration check
 # on the base and on the patched kernel (make migrate; PLATFORM=intel
 # make migrate for Intel).  amd: the migrate.* entries of tests/list
-# (migrate/l1-migrate.sh: QEMU live-migrates a Linux guest that checks its
+# (guest/migrate/l1-migrate.sh: QEMU live-migrates a Linux guest that checks its
 # own pages, twice, in dirty-bitmap and dirty-ring mode, and with NX huge
 # pages and hugetlbfs) with run-tests.sh on each kernel.  intel: the bitmap
 # (PML) and ring modes in the Intel VM (Bochs), which gets QEMU, its
@@ -44,10 +44,10 @@ intel_run() {
 	# the soft-lockup threshold while its vCPU thread waits ("soft lockup -
 	# CPU#0 stuck for 22s" on a source, in the second hop)
 	printf '%s\n' 'for m in virt/lib/irqbypass arch/x86/kvm/kvm arch/x86/kvm/kvm-intel; do insmod "$KS_KDIR/$m.ko" || exit 1; done' \
-		"MIG_L2_ARGS=nosoftlockup bash \"\$KS_TOP/migrate/l1-migrate.sh\" $2 2" >"$3/mjob.sh"
+		"MIG_L2_ARGS=nosoftlockup bash \"\$KS_TOP/guest/migrate/l1-migrate.sh\" $2 2" >"$3/mjob.sh"
 	KS_BOCHS_CMDLINE="clearcpuid=avx512f noxsave" \
-	KS_BOCHS_PUT="$(command -v qemu-system-x86_64) $firm $b/arch/x86/boot/bzImage $b/migrate/initrd.gz $TOP/migrate/l1-migrate.sh" \
-		"$TOP/scripts/bochs.sh" -k "$1" -t 3000 -o "$3" -- "bash /ks/out/mjob.sh"
+	KS_BOCHS_PUT="$(command -v qemu-system-x86_64) $firm $b/arch/x86/boot/bzImage $b/migrate/initrd.gz $TOP/guest/migrate/l1-migrate.sh" \
+		"$TOP/scripts/vm-intel.sh" -k "$1" -t 3000 -o "$3" -- "bash /ks/out/mjob.sh"
 }
 
 rc=0

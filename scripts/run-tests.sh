@@ -3,9 +3,9 @@
 # Run the selftest lists in VMs booted on the variant's kernel, print TAP
 # and end with "N passed, N failed, N skipped", judged against the
 # baselines.  Platforms: amd (tests/list, tests/baseline: QEMU TCG, AMD SVM
-# with NPT, scripts/vm.sh) and intel (tests/list.intel,
+# with NPT, scripts/vm-amd.sh) and intel (tests/list.intel,
 # tests/baseline.intel: Bochs, Intel VMX with EPT and PML,
-# scripts/bochs.sh); "all" (the default) runs both side by side, each
+# scripts/vm-intel.sh); "all" (the default) runs both side by side, each
 # emulator on one host core.  A test that passes on the base and does not
 # pass here is a failure; tests the baseline records as failing/hanging on
 # the base are reported as TAP "not ok ... # TODO" and do not count, as
@@ -59,13 +59,13 @@ baselines=${KS_BASELINES:-$TOP/tests}
 [ -d "$baselines" ] || die "KS_BASELINES: no directory $baselines"
 # plat_files PLATFORM -> "list baseline vm-script [splat-ignore]"
 # Time limits in the lists are seconds of work, enforced in the guest
-# (guest-run.sh: the guest's seconds, scaled by its measured speed where
+# (guest/run.sh: the guest's seconds, scaled by its measured speed where
 # its clock follows the host's), so they mean the same on a slow host.
 # The host's watchdog goes by the guest's own account of its progress.
 plat_files() {
 	case $1 in
-	amd) echo "$TOP/tests/list $baselines/baseline $TOP/scripts/vm.sh" ;;
-	intel) echo "$TOP/tests/list.intel $baselines/baseline.intel $TOP/scripts/bochs.sh" \
+	amd) echo "$TOP/tests/list $baselines/baseline $TOP/scripts/vm-amd.sh" ;;
+	intel) echo "$TOP/tests/list.intel $baselines/baseline.intel $TOP/scripts/vm-intel.sh" \
 		"$TOP/tests/splat-ignore.intel" ;;
 	esac
 }
@@ -79,7 +79,7 @@ stall=${KS_STALL:-300}
 # host_speed DIR: how many times slower than on the reference machine this
 # host runs a fixed loop now, in thousandths (never below 1000), averaged
 # with the previous figure, into DIR/hostspeed: the AMD guest's work clock
-# (guest-run.sh).  host_ref_ms: the loop's time on the reference machine, a
+# (guest/run.sh).  host_ref_ms: the loop's time on the reference machine, a
 # 2-core host of our kind running make test (both emulators busy): lib.sh.
 host_speed() {
 	local ms f prev
@@ -128,7 +128,7 @@ for p in $platforms; do n=$((n + $(selected "$p" | wc -l))); done
 [ "$n" -gt 0 ] || die "no test matches -f '$filter' (-l lists them; the regex must match a whole name)"
 for p in $platforms; do
 	read -r _ _ vm _ <<<"$(plat_files "$p")"
-	case $vm in */vm.sh) vm_paths_ok ;; esac
+	case $vm in */vm-amd.sh) vm_paths_ok ;; esac
 	[ -f "$BUILD/$variant/arch/x86/boot/bzImage" ] || [ "$check" = 1 ] ||
 		die "no $variant kernel in $BUILD/$variant (make build, or scripts/build.sh $variant)"
 done
@@ -150,7 +150,7 @@ t_run=$(date +%s)
 
 # watchdog PID DIR DONE TOTAL SPEED: the host's guard on a boot's VM, by
 # the guest's own account of its work (DIR/progress, "name work limit
-# factor", from guest-run.sh): it kills the VM when the running test's work
+# factor", from guest/run.sh): it kills the VM when the running test's work
 # is 120 s past its limit (the guest did not stop it), or when the guest
 # reported no progress for $stall s (it stopped).  Meanwhile it prints each
 # result as it comes (DONE of TOTAL before this boot), and with SPEED=1 it
@@ -246,7 +246,7 @@ run_boots() {
 		log "boot $boot: $(wc -l <"$dir/tests") tests${key:+ ($key)}$speed"
 		vrc=0
 		ACCEL=${accel:-${ACCEL:-tcg}} "$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
-			"bash \"\$KS_TOP/scripts/guest-run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" 8>&- &
+			"bash \"\$KS_TOP/guest/run.sh\" \"\$KS_OUT/tests\"" >/dev/null 2>"$dir/vm.err" 8>&- &
 		# (8>&-: the VM's processes do not hold the results folder's lock,
 		# so one that outlives this run does not fail the next one)
 		# (the watchdog's process substitutions change $!)
@@ -255,36 +255,39 @@ run_boots() {
 		wait "$vmpid" || vrc=$?
 		# Bochs: how fast the emulated machine ran (its clock follows its
 		# instructions), from the guest's clock at the job's end
-		g=$(sed -n 's/.*ks: guest clock at job end: \([0-9]*\).*/\1/p' "$dir/console.log" 2>/dev/null | tail -1 || true)
+		g=$(sed -n "s/.*$KS_CLOCK_END \\([0-9]*\\).*/\\1/p" "$dir/console.log" 2>/dev/null | tail -1 || true)
 		[ -z "$g" ] || [ "$g" = 0 ] ||
 			log "boot $boot: $g guest s in $(($(date +%s) - t_boot)) host s, the boot included"
 		cat "$dir/times" >>"$out/times" 2>/dev/null || true
-		[ "$vrc" = 125 ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
+		[ "$vrc" = "$KS_RC_NOBOOT" ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
 		# A test that started but left no result took the VM down with it.
-		# (122: the emulated machine itself stopped, see bochs.sh)
-		awk -F'|' -v vrc="$vrc" '
+		# (a stall: the emulated machine itself stopped, see vm-intel.sh)
+		awk -F'|' -v vrc="$vrc" -v hang="$KS_RC_HANG" -v stall="$KS_RC_STALL" '
 			$2 == "START" { started[$1] = 1; order[++n] = $1; next }
 			{ done[$1] = 1; print }
 			END { for (i = 1; i <= n; i++) if (!done[order[i]])
 				printf "%s|%s|0|VM %s during the test\n", order[i],
-				       vrc == 124 ? "hang" : vrc == 122 ? "stall" : "crash",
-				       vrc == 124 ? "hung" : vrc == 122 ? "stopped making progress (no guest heartbeat)" : "died" }
+				       vrc == hang ? "hang" : vrc == stall ? "stall" : "crash",
+				       vrc == hang ? "hung" : vrc == stall ? "stopped making progress (no guest heartbeat)" : "died" }
 		' "$dir/results" >"$dir/final"
 		# Splats fail the test they happened in: the console has every
 		# kernel message up to KERN_WARNING even if the VM died, dmesg
 		# (saved at the end) the rest.
 		logs=("$dir/console.log")
 		[ ! -f "$dir/dmesg" ] || logs+=("$dir/dmesg")
-		awk '
+		awk -v m="] $KS_MARK " '
 			# each log starts at boot, unless the dmesg buffer wrapped
 			FNR == 1 { t = ""; wrapped = FILENAME ~ /dmesg$/ && $0 !~ /^\[ *0\.0+\]/ }
 			{ sub(/\r$/, "") }
-			# the marker guest-run.sh writes to /dev/kmsg: the echo of
+			# the marker guest/run.sh writes to /dev/kmsg: the echo of
 			# the same line to the console can be cut by kernel lines
 			# (and its end marker: what follows is between tests)
-			match($0, /\] ks: ==== [^ :]+: end$/) { t = "between:" substr($0, RSTART + 11, RLENGTH - 16); next }
-			match($0, /\] ks: ==== [^ :]+/) { t = substr($0, RSTART + 11, RLENGTH - 11) }
+			(i = index($0, m)) {
+				t = substr($0, i + length(m))
+				sub(/[ :].*/, "", t)
+				if (substr($0, i + length(m) + length(t)) == ": end") { t = "between:" t; next }
+			}
 			# kernel messages only (timestamped): tests print WARNINGs too;
 			# printk can land in the middle of a line the tty is sending
 			match($0, /\[ *[0-9]+\.[0-9]+\] /) { print (t != "" ? t : wrapped ? "wrapped" : "boot") "\t" substr($0, RSTART) }' "${logs[@]}" >"$dir/log.tagged"
@@ -308,7 +311,7 @@ run_boots() {
 			fi
 		done < <(cut -f1 "$dir/log.tagged" | sort -u | grep -E '^(boot$|between:)' || true)
 		# a VM that died or hung with no test running: between tests
-		if [ "$vrc" = 122 ] || [ "$vrc" = 123 ] || [ "$vrc" = 124 ]; then
+		if [ "$vrc" = "$KS_RC_STALL" ] || [ "$vrc" = "$KS_RC_CRASH" ] || [ "$vrc" = "$KS_RC_HANG" ]; then
 			if ! grep -q 'during the test$' "$dir/final"; then
 				lt=$(tail -n 1 "$dir/final" | cut -d'|' -f1)
 				echo "between@$p:${lt:-boot$boot}|crash|0|the VM went down between tests (rc $vrc), after ${lt:-the boot}" >>"$out/extra"
@@ -426,7 +429,7 @@ failure_of() { # NAME FILE
 }
 # the gist of a failure text: numbers (values, addresses, line numbers) out
 gist() { sed -E 's/0x[0-9a-fA-F]+/N/g; s/[0-9]+/N/g; s/[[:space:]]+/ /g; s/^ //; s/ $//'; }
-# same_failure TEXT TEXT: the same gist; guest-run.sh cuts a failure text
+# same_failure TEXT TEXT: the same gist; guest/run.sh cuts a failure text
 # at 160 characters (the baseline's is trimmed), so when one was cut the
 # gists are compared as far as both go
 same_failure() {
@@ -533,7 +536,7 @@ while IFS='|' read -r name st secs detail; do
 	esac
 done <"$out/results"
 echo "# results and guest logs: $out"
-# the tests nearest their limits (work seconds: guest-run.sh), and the
+# the tests nearest their limits (work seconds: guest/run.sh), and the
 # host's speed per boot, kept in the results (PLATFORM/times,
 # bootN/hostspeed.log)
 for p in $platforms; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bochs.sh [-k variant] [-t secs] [-o dir] [-c cpus] [-m MiB] -- command...
-# The Intel platform: like vm.sh, but the variant's kernel boots in Bochs,
+# vm-intel.sh [-k variant] [-t secs] [-o dir] [-c cpus] [-m MiB] -- command...
+# The Intel platform: like vm-amd.sh, but the variant's kernel boots in Bochs,
 # which emulates a Skylake-X with VMX, EPT, EPT A/D bits, PML and nested
 # VMX.  Bochs has no 9p, so the guest gets everything in an initramfs, at
 # the same paths as on the host: busybox, bash and the host tools the
-# harness uses, the KVM modules, guest-run.sh, the selftests the job
+# harness uses, the KVM modules, guest/run.sh, the selftests the job
 # names, and the files already in the -o dir (the job's input, $KS_OUT).
 # While the job runs the guest streams its result lines ("@@R ...") over a
 # second serial port; at the end it sends $KS_OUT back over that port.
@@ -15,7 +15,7 @@
 # after init started, the emulated machine has stopped (its clock stands
 # still: no timer interrupt is handled on any CPU) and the VM is killed.
 # Bochs cannot be told not to reboot: a second boot kills it (a crash).
-# Exit codes as vm.sh: the command's, 123 the guest died, 124 hang (time
+# Exit codes as vm-amd.sh: the command's, 123 the guest died, 124 hang (time
 # limit), 125 no boot, 126 WARN/BUG/lockdep in the console or dmesg; and
 # 122 such a stall.
 set -euo pipefail
@@ -23,7 +23,7 @@ set -euo pipefail
 need bochs-bin xorriso cpio gzip busybox timeout base64 strip ldd
 vm_opts "${KS_BOCHS_CPUS:-1}" "${KS_BOCHS_MEM:-2048}" "$@"
 shift "$vm_nopts"
-[ $# -gt 0 ] || die "usage: bochs.sh [-k variant] [-t secs] [-o dir] -- command..."
+[ $# -gt 0 ] || die "usage: vm-intel.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
 lock_cache -s "build-$variant"
 [[ $limit =~ ^[0-9]+$ ]] || die "-t wants seconds, not '$limit'"
@@ -78,7 +78,7 @@ done
 [ -e "$root/bin/bash" ] || ln -s "$(realpath "$(command -v bash)")" "$root/bin/bash"
 put /usr/libexec/coreutils/libstdbuf.so
 put "$kdir/virt/lib/irqbypass.ko" "$kdir/arch/x86/kvm/kvm.ko" "$kdir/arch/x86/kvm/kvm-intel.ko"
-put "$TOP"/scripts/guest-run.sh
+put "$TOP"/guest/run.sh "$TOP"/guest/protocol.sh
 # KS_BOCHS_PUT: more host files (absolute paths, directories whole) for
 # jobs that need them, e.g. QEMU and its firmware for a nested VMM
 for f in ${KS_BOCHS_PUT:-}; do
@@ -115,7 +115,8 @@ for f in "${inputs[@]}"; do cp "$f" "$root/ks/out/"; done
 	printf 'export KS_SELFTESTS=%q KS_CHAN=/dev/ttyS1 KS_WORK_CLOCK=guest\n' "$sdir"
 } >"$root/ks/env.sh"
 printf '%s\n' "$job" >"$root/ks/job.sh"
-cp "$TOP/scripts/bochs-init.sh" "$root/init"
+cp "$TOP/guest/init-intel.sh" "$root/init"
+cp "$TOP/guest/protocol.sh" "$root/ks/protocol.sh"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initrd.gz"
 rm -rf "$root"
 
@@ -192,12 +193,12 @@ stall=${KS_BOCHS_STALL:-300}
 		# progress changes (and its time with it) only when the guest moves
 		p=$(chan_lines P | tail -n 1)
 		[ -z "$p" ] || [ "$p" = "$(cat "$dir/progress" 2>/dev/null)" ] || echo "$p" >"$dir/progress"
-		if [ "$(grep -ac 'ks: init started' "$dir/console.log")" -gt 1 ]; then
+		if [ "$(grep -acF "$KS_INIT_STARTED" "$dir/console.log")" -gt 1 ]; then
 			echo "the guest rebooted" >"$dir/rebooted"
 			kill -TERM "$(cat "$dir/vm.pid")"
 			break
 		fi
-		grep -aq 'ks: init started' "$dir/console.log" || continue
+		grep -aqF "$KS_INIT_STARTED" "$dir/console.log" || continue
 		if [ "$(stat -c %s "$dir/chan.log")" != "$size" ]; then
 			size=$(stat -c %s "$dir/chan.log") quiet=0
 		elif [ $((quiet += 5)) -ge "$stall" ]; then
@@ -232,25 +233,25 @@ elif [ -f "$dir/chan.log" ]; then
 	chan_results >"$dir/results"
 fi
 [ ! -f "$dir/rebooted" ] || rm -f "$dir/rc"
-if ! grep -aq 'ks: init started' "$dir/console.log" 2>/dev/null; then
+if ! grep -aqF "$KS_INIT_STARTED" "$dir/console.log" 2>/dev/null; then
 	tail -20 "$dir/console.log" "$dir/bochs.out" >&2 2>/dev/null || true
 	echo "error: the $variant kernel did not boot to init in Bochs" >&2
-	exit 125
+	exit "$KS_RC_NOBOOT"
 fi
 if [ ! -f "$dir/rc" ]; then
 	tail -40 "$dir/console.log" >&2
 	if [ -f "$dir/stalled" ]; then
 		echo "STALL: the emulated machine stopped ($(cat "$dir/stalled")): Bochs itself, or a guest kernel stuck with interrupts off on every CPU" >&2
-		exit 122
+		exit "$KS_RC_STALL"
 	fi
-	[ ! -f "$dir/rebooted" ] || { echo "CRASH: the guest rebooted (panic or triple fault)" >&2; exit 123; }
-	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit 124; }
+	[ ! -f "$dir/rebooted" ] || { echo "CRASH: the guest rebooted (panic or triple fault)" >&2; exit "$KS_RC_CRASH"; }
+	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit "$KS_RC_HANG"; }
 	case $rc in
-	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit 124 ;;
-	*) echo "CRASH: the guest went down before the job finished (bochs rc $rc)" >&2; exit 123 ;;
+	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit "$KS_RC_HANG" ;;
+	*) echo "CRASH: the guest went down before the job finished (bochs rc $rc)" >&2; exit "$KS_RC_CRASH" ;;
 	esac
 fi
 src=0
 KS_SPLAT_IGNORE=$TOP/tests/splat-ignore.intel "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg" || src=$?
-[ "$src" = 1 ] || exit 126
+[ "$src" = 1 ] || exit "$KS_RC_SPLAT"
 exit "$(cat "$dir/rc")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vm.sh [-k base|patched] [-t secs] [-o dir] [-c cpus] [-m MiB] -- command...
+# vm-amd.sh [-k base|patched] [-t secs] [-o dir] [-c cpus] [-m MiB] -- command...
 # Boot the variant's kernel in QEMU (TCG, -cpu max: AMD SVM with NPT; or
 # ACCEL=kvm for -accel kvm -cpu host on a host with VMX/SVM; ACCEL=mttcg
 # for multi-threaded TCG, one host thread per vCPU: vCPUs interleave finely,
@@ -14,7 +14,7 @@ set -euo pipefail
 need qemu-system-x86_64 timeout
 vm_opts "${KS_CPUS:-2}" "${KS_MEM:-6144}" "$@"
 shift "$vm_nopts"
-[ $# -gt 0 ] || die "usage: vm.sh [-k variant] [-t secs] [-o dir] -- command..."
+[ $# -gt 0 ] || die "usage: vm-amd.sh [-k variant] [-t secs] [-o dir] -- command..."
 variant_rev "$variant" >/dev/null
 lock_cache -s "build-$variant"
 kdir=$BUILD/$variant
@@ -45,7 +45,7 @@ printf '%s\n' "$*" >"$dir/job.sh"
 # Guest-side limit first (the job gets sysrq dumps), then QEMU's own.
 cmdline="console=ttyS0 root=/dev/root rootfstype=9p ro"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
-cmdline+=" init=$TOP/scripts/guest-init.sh clocksource=tsc tsc=reliable"
+cmdline+=" init=$TOP/guest/init-amd.sh clocksource=tsc tsc=reliable"
 cmdline+=" panic=-1 loglevel=5 watchdog_thresh=30 printk.devkmsg=on"
 cmdline+=" hung_task_panic=1 softlockup_panic=1 ${KS_CMDLINE:-}"
 start=$(date +%s)
@@ -72,20 +72,20 @@ run_emulator "$dir" timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[
 	-chardev file,id=con,path="$dir/console.log" -serial chardev:con \
 	</dev/null >"$dir/qemu.log" 2>&1
 log "vm: $(($(date +%s) - start)) s, console in $dir/console.log"
-if ! grep -q 'ks: init started' "$dir/console.log" 2>/dev/null; then
+if ! grep -qF "$KS_INIT_STARTED" "$dir/console.log" 2>/dev/null; then
 	tail -20 "$dir/console.log" "$dir/qemu.log" >&2 2>/dev/null || true
 	echo "error: the $variant kernel did not boot to init" >&2
-	exit 125
+	exit "$KS_RC_NOBOOT"
 fi
 if [ ! -f "$dir/rc" ]; then
 	tail -40 "$dir/console.log" >&2
-	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit 124; }
+	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit "$KS_RC_HANG"; }
 	case $rc in
-	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit 124 ;;
-	*) echo "CRASH: the guest went down before the job finished" >&2; exit 123 ;;
+	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit "$KS_RC_HANG" ;;
+	*) echo "CRASH: the guest went down before the job finished" >&2; exit "$KS_RC_CRASH" ;;
 	esac
 fi
 if "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg"; then
-	exit 126
+	exit "$KS_RC_SPLAT"
 fi
 exit "$(cat "$dir/rc")"

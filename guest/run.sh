@@ -1,5 +1,5 @@
 #!/bin/bash
-# guest-run.sh LIST: run inside the VM (see run-tests.sh).  LIST lines are
+# guest/run.sh LIST: run inside the VM (see run-tests.sh).  LIST lines are
 # "name|mmu|secs|params|command".  Loads kvm + the vendor module with the
 # test's parameters (reloading only when they change), runs the command
 # under a time limit in the selftests directory and appends
@@ -20,6 +20,8 @@
 # every 5 s; each test's times go to $KS_OUT/times: "name|guest secs|work
 # secs|limit|max factor".
 set -uo pipefail
+# shellcheck source=guest/protocol.sh
+. "$(dirname "$0")/protocol.sh"
 list=$1
 res=$KS_OUT/results
 cur=""
@@ -103,8 +105,8 @@ while IFS='|' read -r name mmu secs params cmd; do
 	fi
 	result "$name|START"
 	progress "$name" 0 "$secs"
-	echo "ks: ==== $name ($mmu, limit ${secs}s): $cmd"
-	echo "ks: ==== $name" >/dev/kmsg
+	echo "$KS_MARK $name ($mmu, limit ${secs}s): $cmd"
+	echo "$KS_MARK $name" >/dev/kmsg
 	t0=$(date +%s) t0ms=$(now_ms)
 	if [ -z "$vendor" ] || ! load "$mmu" "$params"; then
 		result "$name|fail|0|KVM did not load"; cur=""
@@ -147,7 +149,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 	fi
 	wait "$pid"
 	rc=$?
-	[ "$hung" = 0 ] || rc=124
+	[ "$hung" = 0 ] || rc=$KS_RC_HANG
 	t=$(now_ms)
 	work=$((work + (t - last) * 1000 / factor))
 	dt=$(($(date +%s) - t0))
@@ -167,9 +169,9 @@ while IFS='|' read -r name mmu secs params cmd; do
 		detail=$( (grep -A1 'Test Assertion Failure' "$out" | sed -n 2p
 			grep -E '^  [^ 0-9]' "$out" | tail -1) | tr -d '|' | tr -s ' \n' ' ' | cut -c1-160) ;;
 	esac
-	echo "ks: ==== $name: $st (rc $rc, ${dt}s)"
+	echo "$KS_MARK $name: $st (rc $rc, ${dt}s)"
 	result "$name|$st|$dt|${detail:-rc $rc}"
-	echo "ks: ==== $name: end" >/dev/kmsg
+	echo "$KS_MARK $name: end" >/dev/kmsg
 done <"$list"
 
 # The coverage kernel (make coverage, CONFIG_GCOV_KERNEL): arch/x86/kvm's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pagecheck: the workload of the live-migration check (migrate/l1-migrate.sh).
+ * pagecheck: the workload of the live-migration check (guest/migrate/l1-migrate.sh).
  *
  * Runs as /init of the L2 guest (or as a normal program).  Threads write
  * whole pages of an RWX buffer (THP where the kernel gives it) and call the

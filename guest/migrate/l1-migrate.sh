@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # l1-migrate.sh MODE [HOPS]: live-migrate a Linux guest inside the test VM,
 # and check that no page was lost.  Runs inside the VM (a tests/list entry,
-# KVM loaded by guest-run.sh).  MODE: bitmap (QEMU's dirty bitmap: on this
+# KVM loaded by guest/run.sh).  MODE: bitmap (QEMU's dirty bitmap: on this
 # kernel KVM_GET_DIRTY_LOG + KVM_CLEAR_DIRTY_LOG) or ring (the dirty ring,
 # -accel kvm,dirty-ring-size).  The guest is the kernel under test
 # ($KS_KDIR's bzImage) with migrate/pagecheck as /init: it writes and runs
 # pages and checks all of them against its own journal every period
-# (migrate/pagecheck.c).  QEMU 0 boots it; QEMU N+1 takes it over from QEMU
+# (guest/migrate/pagecheck.c).  QEMU 0 boots it; QEMU N+1 takes it over from QEMU
 # N over a unix socket (precopy, bandwidth-limited), HOPS times.  Fails on
 # a "verdict BAD" line (a lost page), an oops of the guest's kernel (on a
 # destination, lost memory can do that too), a guest that stops
@@ -53,7 +53,7 @@ cleanup() {
 	local f
 	if [ ${#pids[@]} -gt 0 ]; then
 		kill -9 "${pids[@]}" 2>/dev/null || true
-		# gone before guest-run.sh unloads KVM
+		# gone before guest/run.sh unloads KVM
 		wait "${pids[@]}" 2>/dev/null || true
 	fi
 	[ -d "${KS_OUT:-}" ] || return 0

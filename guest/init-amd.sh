@@ -3,6 +3,8 @@
 # job directory comes over 9p as "ks_out".  Mount what tests need, run
 # $KS_OUT/job.sh, save dmesg and the exit status, then reboot (QEMU exits).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# shellcheck source=guest/protocol.sh
+. "$(dirname "$0")/protocol.sh"
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
@@ -14,7 +16,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t hugetlbfs hugetlbfs /dev/hugepages
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 ks_out /tmp/ks_out
 export KS_OUT=/tmp/ks_out HOME=/tmp TERM=dumb
-echo "ks: init started" >/dev/console
+echo "$KS_INIT_STARTED" >/dev/console
 cd /tmp || exit 1
 # shellcheck disable=SC1091
 . "$KS_OUT/env.sh"
@@ -23,5 +25,5 @@ echo $? >"$KS_OUT/rc"
 dmesg >"$KS_OUT/dmesg"
 sync
 umount /tmp/ks_out
-echo "ks: job done" >/dev/console
+echo "$KS_JOB_DONE" >/dev/console
 reboot -f
