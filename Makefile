@@ -101,8 +101,9 @@ coverage:
 rebase:
 	$(S)/rebase.sh -n $(BASE_VERSION)
 	$(S)/rebase.sh $(BASE_VERSION)
-# The results page of the last run (docs/results/tests.md and a dated
-# copy), from the raw data the run kept; VARIANT=patched-gcov etc.
+# The results page (docs/results/latest.md and a dated copy) from the raw
+# data the runs kept: tests (VARIANT=patched-gcov etc.), mutants,
+# coverage, benchmarks, migration.
 VARIANT ?= patched
 report:
 	$(S)/report.sh $(VARIANT)

@@ -42,8 +42,12 @@ rm -rf "$tmp" "$out"
 mkdir -p "$tmp"
 log "checking and unpacking $BASE_TAR"
 dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "./$BASE_TAR"
+debsum=$sum
 sum=$(sha256sum "$tmp/$BASE_TAR" | cut -d' ' -f1)
 [ -z "$BASE_TAR_SHA256" ] || [ "$sum" = "$BASE_TAR_SHA256" ] || die "$BASE_TAR: sha256 $sum, expected $BASE_TAR_SHA256"
+# what lib.sh pins (BASE_DEB_SHA256, BASE_TAR_SHA256): to move the pin to
+# this version, copy these
+log "$BASE_PKG $BASE_VER: .deb sha256 $debsum, tarball sha256 $sum"
 tar -xJf "$tmp/$BASE_TAR" -C "$tmp"
 [ -f "$tmp/linux-source-6.1/Makefile" ] || die "tarball has no linux-source-6.1/Makefile"
 ver=$(make -s -C "$tmp/linux-source-6.1" kernelversion 2>/dev/null)

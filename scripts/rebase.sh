@@ -48,8 +48,12 @@ log "rebase: building the base and the patched kernels (a new base recompiles mu
 "$s/mutants.sh" -n || log "note: mutants/ do not all apply to this tree (above); make test on the pinned base is unaffected"
 log "rebase: the baselines of $ver (in $KS_BASELINES)"
 # -w exits non-zero when this base's outcomes differ from the pinned
-# base's, which is what it is here to record
-KS_RUN=rebase "$s/run-tests.sh" -k base -w || true
+# base's, which is what it is here to record; a run that ends without its
+# summary line (a kernel that does not boot, a harness error) stops here
+blog=$dir/baseline-run.log
+KS_RUN=rebase "$s/run-tests.sh" -k base -w 2>&1 | tee "$blog" || true
+grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$blog" ||
+	die "the base's run did not finish (see $blog): no baselines recorded for $ver"
 for f in baseline baseline.intel; do
 	awk '!/^#/ { print $1, $2 }' "$TOP/tests/$f" | sort >"$KS_BASELINES/.$f.pinned"
 	awk '!/^#/ { print $1, $2 }' "$KS_BASELINES/$f" | sort |
