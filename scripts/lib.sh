@@ -59,6 +59,7 @@ stamp() {
 	echo "patches: $(patches_hash | cut -c1-12) (patches_hash)"
 	echo "command: $*"
 	echo "host speed loop: $(host_loop_ms) ms (reference $host_ref_ms ms)"
+	echo "emulators: $(dpkg-query -W -f='${Package} ${Version}, ' qemu-system-x86 bochs 2>/dev/null | sed 's/, $//')"
 }
 
 need() {
