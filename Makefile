@@ -4,7 +4,7 @@ SHELL := /bin/bash
 S := scripts
 .DEFAULT_GOAL := help
 
-.PHONY: help setup tree build build-base test test-full test-stable baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
+.PHONY: help setup tree retag build build-base test test-full test-stable baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
 
 # Bare make: the targets (README.md has them in a table).
 help:
@@ -18,10 +18,14 @@ help:
 	@echo "make series     the mails of each posting;  make export  tree commits back to patches/"
 	@echo "make rebase BASE_VERSION=V   the series on another linux-source-6.1"
 	@echo "make report     results page from the last run;  make setup|tree|build|build-base"
+	@echo "make retag      after a rebase of the tree: each group's tag back on its last commit"
 setup:
 	$(S)/setup.sh
 tree: setup
 	$(S)/mktree.sh
+# After a rebase of the tree: each group's tag onto its last commit again.
+retag:
+	$(S)/retag.sh
 build: tree
 	$(S)/build.sh patched all
 build-base: tree

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# retag.sh [-n]: after a rebase of the tree ($KS_CACHE/linux: an edited,
+# reworded or split commit), move each group's tag (grp/GROUP of
+# patches/groups) and "patched" to where they belong in HEAD's history.
+# A tag whose commit is still in HEAD's history stays.  Otherwise it moves
+# to the commit of HEAD's history (after base-fixed) with the subject of
+# the commit it tags now; "patched" moves to HEAD.  Stops, changing
+# nothing, if a subject is not found or found twice (a group's last commit
+# renamed or dropped: tag it by hand, git tag -f grp/GROUP COMMIT).  -n
+# prints the moves and changes nothing.  Then: make export.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+dry=0
+[ "${1:-}" != -n ] || { dry=1; shift; }
+[ $# = 0 ] || die "usage: retag.sh [-n]"
+git -C "$SRC" rev-parse -q --verify base-fixed >/dev/null ||
+	die "no tree with a base-fixed tag in $SRC (make tree)"
+moves=()
+while read -r g; do
+	[ -n "$g" ] || continue
+	t=grp/$g
+	old=$(git -C "$SRC" rev-parse -q --verify "$t^{commit}") || die "no tag $t in $SRC (make tree)"
+	if git -C "$SRC" merge-base --is-ancestor "$old" HEAD; then
+		continue
+	fi
+	subj=$(git -C "$SRC" log -1 --format=%s "$old")
+	new=$(git -C "$SRC" log --format='%H%x09%s' base-fixed..HEAD | awk -F'\t' -v s="$subj" '$2 == s { print $1 }')
+	case $(printf '%s' "$new" | grep -c .) in
+	1) moves+=("$t $new") ;;
+	0) die "$t: no commit of HEAD's history has the subject '$subj' (tag it by hand: git -C $SRC tag -f $t COMMIT)" ;;
+	*) die "$t: several commits have the subject '$subj' (tag it by hand: git -C $SRC tag -f $t COMMIT)" ;;
+	esac
+done < <(sed 's/#.*//; s/[[:space:]]//g' "$TOP/patches/groups")
+head=$(git -C "$SRC" rev-parse HEAD)
+[ "$(git -C "$SRC" rev-parse 'patched^{commit}')" = "$head" ] || moves+=("patched $head")
+if [ ${#moves[@]} = 0 ]; then
+	log "retag: every tag is in HEAD's history; nothing to move"
+	exit 0
+fi
+for m in "${moves[@]}"; do
+	read -r t c <<<"$m"
+	log "retag: $t -> $(git -C "$SRC" log -1 --format='%h %s' "$c")"
+	[ "$dry" = 1 ] || git -C "$SRC" tag -f "$t" "$c" >/dev/null
+done
+[ "$dry" = 0 ] || log "retag: -n, nothing changed"
