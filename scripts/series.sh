@@ -9,6 +9,8 @@
 # cover must have a "Changes in v<N>:" section.  base/ fixes and the
 # project's own tests (tests/: run by the harness, never posted) are not
 # sent.
+# A group with a file patches/<group>/hold is written to
+# out/series/HELD-<group>/ instead, not to be sent until the hold goes.
 # The stable groups (stable*) go to stable@vger.kernel.org as [PATCH 6.1.y], the
 # others to the KVM maintainers as [PATCH 6.1].  patches/mainline*/ each hold a
 # posting for mainline (written against mainline's source, which cannot be
@@ -66,6 +68,13 @@ while read -r grp; do
 		prefix="PATCH 6.1"
 		case $grp in stable*) prefix="PATCH 6.1.y" ;; esac
 		dir=$outdir/$grp/v$ver
+		# patches/GROUP/hold (its first line the reason): a posting that
+		# waits (stable-clear-dirty until mainline has its fix); its mails
+		# are written apart, so that they are not sent with the others
+		if [ -f "$TOP/patches/$grp/hold" ]; then
+			dir=$outdir/HELD-$grp/v$ver
+			log "$grp is held ($(head -1 "$TOP/patches/$grp/hold")): its mails go to ${dir#"$TOP"/}, not to be sent yet"
+		fi
 		# The tree is not touched: the mails are re-authored below.
 		vopt=()
 		[ "$ver" = 1 ] || vopt=(-v "$ver")
