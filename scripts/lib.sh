@@ -193,6 +193,40 @@ run_emulator() {
 	rm -f "$d/vm.pid" "$d/qemu.pid"
 }
 
+# vm_verdict DIR EMULATOR-LOG EMULATOR RC [SPLAT-IGNORE]: how vm-amd.sh and
+# vm-intel.sh end, after the emulator (RC: its status under timeout) left
+# DIR: exit with the job's status, or with a KS_RC_* code of
+# guest/protocol.sh: the kernel did not boot; no job status and the
+# emulated machine stopped (DIR/stalled) or the guest rebooted
+# (DIR/rebooted), both written by vm-intel.sh only; the VM was killed
+# (DIR/killed, or RC of timeout or a signal); the guest died otherwise; a
+# splat in the console or dmesg (SPLAT-IGNORE: a file of emulator faults
+# that do not count, scripts/splat.sh).
+vm_verdict() {
+	local dir=$1 emulog=$2 emu=$3 rc=$4 src=0
+	if ! grep -aqF "$KS_INIT_STARTED" "$dir/console.log" 2>/dev/null; then
+		tail -20 "$dir/console.log" "$emulog" >&2 2>/dev/null || true
+		echo "error: the $variant kernel did not boot to init in $emu" >&2
+		exit "$KS_RC_NOBOOT"
+	fi
+	if [ ! -f "$dir/rc" ]; then
+		tail -40 "$dir/console.log" >&2
+		if [ -f "$dir/stalled" ]; then
+			echo "STALL: the emulated machine stopped ($(cat "$dir/stalled")): $emu itself, or a guest kernel stuck with interrupts off on every CPU" >&2
+			exit "$KS_RC_STALL"
+		fi
+		[ ! -f "$dir/rebooted" ] || { echo "CRASH: the guest rebooted (panic or triple fault)" >&2; exit "$KS_RC_CRASH"; }
+		[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit "$KS_RC_HANG"; }
+		case $rc in
+		124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit "$KS_RC_HANG" ;;
+		*) echo "CRASH: the guest went down before the job finished ($emu rc $rc)" >&2; exit "$KS_RC_CRASH" ;;
+		esac
+	fi
+	KS_SPLAT_IGNORE=${5:-} "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg" || src=$?
+	[ "$src" = 1 ] || exit "$KS_RC_SPLAT"
+	exit "$(cat "$dir/rc")"
+}
+
 # vm_paths_ok: QEMU's guest (vm-amd.sh) sees the host's / over 9p but mounts
 # its own tmpfs on /tmp and /run, so the checkout and the cache must live
 # elsewhere.  Checked before any build.

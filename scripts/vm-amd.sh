@@ -72,20 +72,4 @@ run_emulator "$dir" timeout -k 10 "$((limit + 60))" qemu-system-x86_64 "${accel[
 	-chardev file,id=con,path="$dir/console.log" -serial chardev:con \
 	</dev/null >"$dir/qemu.log" 2>&1
 log "vm: $(($(date +%s) - start)) s, console in $dir/console.log"
-if ! grep -qF "$KS_INIT_STARTED" "$dir/console.log" 2>/dev/null; then
-	tail -20 "$dir/console.log" "$dir/qemu.log" >&2 2>/dev/null || true
-	echo "error: the $variant kernel did not boot to init" >&2
-	exit "$KS_RC_NOBOOT"
-fi
-if [ ! -f "$dir/rc" ]; then
-	tail -40 "$dir/console.log" >&2
-	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit "$KS_RC_HANG"; }
-	case $rc in
-	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit "$KS_RC_HANG" ;;
-	*) echo "CRASH: the guest went down before the job finished" >&2; exit "$KS_RC_CRASH" ;;
-	esac
-fi
-if "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg"; then
-	exit "$KS_RC_SPLAT"
-fi
-exit "$(cat "$dir/rc")"
+vm_verdict "$dir" "$dir/qemu.log" QEMU "$rc"

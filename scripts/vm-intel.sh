@@ -233,25 +233,4 @@ elif [ -f "$dir/chan.log" ]; then
 	chan_results >"$dir/results"
 fi
 [ ! -f "$dir/rebooted" ] || rm -f "$dir/rc"
-if ! grep -aqF "$KS_INIT_STARTED" "$dir/console.log" 2>/dev/null; then
-	tail -20 "$dir/console.log" "$dir/bochs.out" >&2 2>/dev/null || true
-	echo "error: the $variant kernel did not boot to init in Bochs" >&2
-	exit "$KS_RC_NOBOOT"
-fi
-if [ ! -f "$dir/rc" ]; then
-	tail -40 "$dir/console.log" >&2
-	if [ -f "$dir/stalled" ]; then
-		echo "STALL: the emulated machine stopped ($(cat "$dir/stalled")): Bochs itself, or a guest kernel stuck with interrupts off on every CPU" >&2
-		exit "$KS_RC_STALL"
-	fi
-	[ ! -f "$dir/rebooted" ] || { echo "CRASH: the guest rebooted (panic or triple fault)" >&2; exit "$KS_RC_CRASH"; }
-	[ ! -f "$dir/killed" ] || { echo "HANG: $(cat "$dir/killed")" >&2; exit "$KS_RC_HANG"; }
-	case $rc in
-	124 | 137 | 143) echo "HANG: the VM did not finish (time limit or killed)" >&2; exit "$KS_RC_HANG" ;;
-	*) echo "CRASH: the guest went down before the job finished (bochs rc $rc)" >&2; exit "$KS_RC_CRASH" ;;
-	esac
-fi
-src=0
-KS_SPLAT_IGNORE=$TOP/tests/splat-ignore.intel "$TOP/scripts/splat.sh" "$dir/console.log" "$dir/dmesg" || src=$?
-[ "$src" = 1 ] || exit "$KS_RC_SPLAT"
-exit "$(cat "$dir/rc")"
+vm_verdict "$dir" "$dir/bochs.out" Bochs "$rc" "$TOP/tests/splat-ignore.intel"
