@@ -27,6 +27,10 @@ page=$out/latest.md
 
 # stamp_of FILE: a stamp's "key: value" lines as a list
 stamp_of() { sed -n 's/^\([a-z ]*\): \(.*\)$/- \1: \2/p' "$1"; }
+# record_stamp FILE: the stamp of a kept run (bench.sh, migrate.sh: the
+# lines before the first blank one) as a list; record_body FILE: the rest
+record_stamp() { sed -n '1,/^$/p' "$1" | sed '/^$/d' | stamp_of /dev/stdin; }
+record_body() { sed '1,/^$/d' "$1"; }
 # rel PATH: PATH with the cache as $KS_CACHE, as a reader would type it
 rel() { echo "\$KS_CACHE${1#"$CACHE"}"; }
 
@@ -111,10 +115,10 @@ bench_part() {
 			echo
 			echo "Run $n of the last two:"
 			echo
-			sed -n '1,/^$/p' "$runs/$f" | sed '/^$/d' | stamp_of /dev/stdin
+			record_stamp "$runs/$f"
 			echo
 			echo '```'
-			sed '1,/^$/d' "$runs/$f"
+			record_body "$runs/$f"
 			echo '```'
 			svg=$runs/$f.svg
 			if [ -f "$svg" ]; then
@@ -140,8 +144,8 @@ migrate_part() {
 		fi
 		echo "### $p"
 		echo
-		sed -n '1,/^$/p' "$runs/$f" | sed '/^$/d' | stamp_of /dev/stdin
-		sed '1,/^$/d' "$runs/$f"
+		record_stamp "$runs/$f"
+		record_body "$runs/$f"
 		echo
 	done
 }
