@@ -63,5 +63,9 @@ git -C "$SRC" -c diff.noprefix=false -c diff.mnemonicPrefix=false diff --no-colo
 grep -q '^+++ b/' "$tmp/diff" || die "git diff base-fixed patched shows no change in arch/x86/kvm"
 {
 	echo "Coverage build of $built, $(date -u +%Y-%m-%d); runs: ${*/#$CACHE\//}"
+	for res; do
+		[ ! -s "$res/stamp" ] || { echo "${res/#$CACHE\//}, the run's stamp:"; sed 's/^/  /' "$res/stamp"; }
+	done
+	echo
 	python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp"
 } | tee "$1/coverage.txt"
