@@ -37,8 +37,29 @@ dmesg >"$KS_OUT/dmesg"
 	echo "@@OUT-BEGIN"
 	tar -czf - -C "$KS_OUT" . | base64
 	echo "@@OUT-END"
-} >/dev/ttyS1
+} >/tmp/ks-out
+# tx_sent: the bytes that ttyS1's UART has sent ("tx:" of port 1 in
+# /proc/tty/driver/serial).  A write to the tty returns once the bytes are
+# in the kernel's buffer, and closing it does not wait here for the UART,
+# so the power must not go before the UART has sent all of it: a large
+# output (a dmesg full of an emulator fault's WARNs) takes seconds of the
+# guest's time at 115200 baud, and cut short it reads on the host as a
+# guest that died before its job finished.
+tx_sent() { sed -n 's/^1: .* tx:\([0-9]*\).*/\1/p' /proc/tty/driver/serial 2>/dev/null; }
+sent=$(tx_sent)
+cat /tmp/ks-out >/dev/ttyS1
 echo "$KS_JOB_DONE" >/dev/console
-# let the serial ports drain before the power goes
-sleep 2
+if [ -n "$sent" ]; then
+	want=$((sent + $(stat -c %s /tmp/ks-out)))
+	# at most 10 minutes of the guest's time
+	for _ in $(seq 3000); do
+		[ "$(tx_sent)" -lt "$want" ] || break
+		sleep 0.2
+	done
+else
+	# no count to read: the time 115200 baud needs, twice over
+	sleep $(($(stat -c %s /tmp/ks-out) / 5000 + 2))
+fi
+# the UART's FIFO and the host's side of the port
+sleep 1
 poweroff -f
