@@ -55,6 +55,9 @@ rc=0
 runs=$CACHE/results/migrate-runs
 mkdir -p "$runs"
 rec=$runs/$(date -u +%Y%m%dT%H%M%S).$plat
+# a run that is interrupted leaves no half record behind
+# shellcheck disable=SC2064 # $rec now
+trap "rm -f $(printf %q "$rec").part $(printf %q "$rec").out" EXIT
 stamp "PLATFORM=$plat make migrate (migrate.sh -p $plat -f $filter)" >"$rec.part"
 for v in base patched; do
 	mkdir -p "$CACHE/results/$v-migrate"
