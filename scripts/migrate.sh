@@ -81,10 +81,15 @@ echo
 echo "| test | hop | kernel | time | downtime | dirty-sync rounds | sent |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for v in base patched; do
-	for f in "$CACHE/results/$v-migrate/amd"/boot*/out.migrate.* "$CACHE/results/$v-migrate-intel"/*/console.log; do
+	# this platform's runs only; the Intel console's lines end in CR
+	case $plat in
+	amd) files=("$CACHE/results/$v-migrate/amd"/boot*/out.migrate.*) ;;
+	intel) files=("$CACHE/results/$v-migrate-intel"/*/console.log) ;;
+	esac
+	for f in "${files[@]}"; do
 		[ -f "$f" ] || continue
 		case $f in *-intel/*) t=intel.migrate.$(basename "$(dirname "$f")") ;; *) t=${f##*/out.} ;; esac
-		sed -n 's/^migrate: hop \([0-9]*\) ([a-z]*): \([0-9]*\) ms, downtime \([0-9]*\) ms, \([0-9]*\) dirty-sync rounds, \([0-9]*\) MiB sent$/\1 \2 \3 \4 \5/p' "$f" |
+		tr -d '\r' <"$f" | sed -n 's/^migrate: hop \([0-9]*\) ([a-z]*): \([0-9]*\) ms, downtime \([0-9]*\) ms, \([0-9]*\) dirty-sync rounds, \([0-9]*\) MiB sent$/\1 \2 \3 \4 \5/p' |
 			while read -r hop ms down rounds mib; do
 				printf '| %s | %s | %s | %s ms | %s ms | %s | %s MiB |\n' "$t" "$hop" "$v" "$ms" "$down" "$rounds" "$mib"
 			done
