@@ -352,18 +352,14 @@ record() {
 	fi
 	mkdir -p "$base_out/runs"
 	f=$base_out/runs/$(date -u +%Y%m%dT%H%M%S).$plat.$1.${BENCH_KIND:-perf}
-	# a run that fails or is interrupted leaves no half record behind
-	# shellcheck disable=SC2064 # $f now: it is local
-	trap "rm -f $(printf %q "$f").part $(printf %q "$f").out" EXIT
+	record_open "$f"
 	{
 		stamp "make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
 		echo "kernels: ${kinds[*]} (selftests of patched)"
 	} >"$f.part"
 	"bench_$1" | tee "$f.out"
 	echo "host speed loop at the end: $(host_loop_ms) ms" >>"$f.part"
-	{ cat "$f.part"; echo; cat "$f.out"; } >"$f"
-	rm -f "$f.part" "$f.out"
-	trap - EXIT
+	record_close "$f"
 	# its plot beside the raw data (scripts/plot.sh), and a copy with the record
 	if command -v gnuplot >/dev/null; then
 		if "$TOP/scripts/plot.sh" "$out" "$1" "$rounds" "${BENCH_KIND:-perf}"; then

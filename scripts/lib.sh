@@ -62,6 +62,21 @@ stamp() {
 	echo "emulators: $(dpkg-query -W -f='${Package} ${Version}, ' qemu-system-x86 bochs 2>/dev/null | sed 's/, $//')"
 }
 
+# A kept run (bench.sh, migrate.sh; make report shows it): FILE.part gets
+# its stamp, FILE.out what it printed, and record_close joins them into
+# FILE, the stamp and the output apart by one blank line (report.sh reads
+# the stamp up to it).  record_open FILE: from here until record_close, a
+# run that fails or is interrupted leaves neither half behind.
+record_open() {
+	# shellcheck disable=SC2064 # FILE now: the caller's variable may be local
+	trap "rm -f $(printf %q "$1").part $(printf %q "$1").out" EXIT
+}
+record_close() {
+	{ cat "$1.part"; echo; cat "$1.out"; } >"$1"
+	rm -f "$1.part" "$1.out"
+	trap - EXIT
+}
+
 need() {
 	local c
 	for c in "$@"; do

@@ -55,9 +55,7 @@ rc=0
 runs=$CACHE/results/migrate-runs
 mkdir -p "$runs"
 rec=$runs/$(date -u +%Y%m%dT%H%M%S).$plat
-# a run that is interrupted leaves no half record behind
-# shellcheck disable=SC2064 # $rec now
-trap "rm -f $(printf %q "$rec").part $(printf %q "$rec").out" EXIT
+record_open "$rec"
 stamp "PLATFORM=$plat make migrate (migrate.sh -p $plat -f $filter)" >"$rec.part"
 for v in base patched; do
 	mkdir -p "$CACHE/results/$v-migrate"
@@ -76,8 +74,8 @@ for v in base patched; do
 		done ;;
 	esac
 done
-{
 echo
+{
 echo "| test | hop | kernel | time | downtime | dirty-sync rounds | sent |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for v in base patched; do
@@ -97,5 +95,5 @@ for v in base patched; do
 done | sort -t'|' -k2,2 -k3,3n -k4,4
 } | tee "$rec.out"
 echo "result: $([ "$rc" = 0 ] && echo "every test passed on both kernels" || echo "a test failed")" >>"$rec.part"
-cat "$rec.part" "$rec.out" >"$rec" && rm -f "$rec.part" "$rec.out"
+record_close "$rec"
 exit "$rc"

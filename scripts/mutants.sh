@@ -224,12 +224,13 @@ for p in "${pids[@]}"; do wait "$p" || rc=1; done
 summary=$(report)
 echo
 tail -n +3 "$out/table"
-echo "$summary; $((($(date +%s) - t0) / 60)) min"
+mins=$((($(date +%s) - t0) / 60))
+echo "$summary; $mins min"
 if [ "$filter" = . ]; then
 	{
 		cat "$out/stamp.part"
 		echo "host speed loop at the end: $(host_loop_ms) ms"
-		echo "result: $summary in $((($(date +%s) - t0) / 60)) min"
+		echo "result: $summary in $mins min"
 	} >"$out/stamp"
 	rm -f "$out/stamp.part"
 fi
