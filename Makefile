@@ -61,6 +61,7 @@ bench:
 	$(MAKE) --no-print-directory build
 	if [ "$(BENCH_KIND)" = debug ]; then $(S)/build.sh base all; else \
 		$(S)/build.sh base-$(BENCH_KIND) kernel && $(S)/build.sh patched-$(BENCH_KIND) kernel; fi
+	case "$(BENCH_KIND):$(BENCH)" in perf:dirty | perf:all) $(S)/build.sh upstream-perf kernel ;; esac
 	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh $(BENCH) $(ROUNDS)
 # The live-migration check (QEMU migrates a Linux guest that checks its
 # own pages) on the base and on the patched kernel, with QEMU's figures

@@ -45,8 +45,28 @@ for v in NX_PERIOD_MS NX_HUGEPAGES INTEL_NX_HUGEPAGES INTEL_NX; do
 done
 case " $platforms " in *" amd "*) vm_paths_ok ;; esac
 [ "$check" = 0 ] || { log "bench.sh: arguments and settings fine"; exit 0; }
+# dirty also measures the series without the groups after tests/ (the work
+# beyond upstream, e.g. d-fast-clear) where the tree has such groups: the
+# perf kernel upstream-perf (grp/tests), between base and patched
+dkinds=("${kinds[@]}")
+if [ "${BENCH_KIND:-perf}" = perf ] && { [ "$which" = dirty ] || [ "$which" = all ]; } &&
+	beyond_upstream; then
+	dkinds=(base-perf upstream-perf patched-perf)
+fi
+# DIRTY_KERNELS: the kernels of dirty, in order, the first the reference,
+# e.g. "base-perf upstream-perf d2-perf d3-perf patched-perf" for a figure
+# per patch (make bench builds only base, upstream and patched: build the
+# dN-perf kernels first, scripts/build.sh dN-perf kernel)
+if [ -n "${DIRTY_KERNELS:-}" ]; then
+	read -ra dkinds <<<"$DIRTY_KERNELS"
+	[ ${#dkinds[@]} -ge 2 ] || die "DIRTY_KERNELS wants two kernels or more, not '$DIRTY_KERNELS'"
+	for v in "${dkinds[@]}"; do
+		variant_rev "$v" >/dev/null
+		[ "$check" = 1 ] || [ -f "$BUILD/$v/arch/x86/boot/bzImage" ] || die "DIRTY_KERNELS: no $v kernel (scripts/build.sh $v kernel)"
+	done
+fi
 # the kernels measured, and the debug build whose selftests they run
-for v in "${kinds[@]}" patched; do lock_cache -s "build-$v"; done
+for v in "${dkinds[@]}" patched; do lock_cache -s "build-$v"; done
 base_out=$CACHE/bench
 # set_platform amd|intel: the VM script, sizes and output folder.  Bochs
 # runs about 10 times slower than QEMU's TCG and gives at most 2 GiB.
@@ -143,38 +163,67 @@ ratios() {
 	done
 }
 
+# bench_dirty: each boot runs dirty_log_perf_test twice: as it is (every
+# SPTE the CLEAR finds dirty has W, A and D set, which KVM clears with a
+# plain write) and with -a (the memory aged through page_idle before each
+# CLEAR, so that the SPTEs have a volatile Accessed bit and KVM must clear
+# atomically).  Kernels: $dkinds (base, patched, and between them the
+# series without the groups beyond upstream where the tree has such groups).
 bench_dirty() {
-	local r v k a
-	rm -f "$out"/dirty.*.ms "$out"/dirty.*.bootmed
+	local r v k m a x b
+	rm -f "$out"/dirty*.*.ms "$out"/dirty*.*.bootmed
 	for r in $(seq "$rounds"); do
-		for v in "${kinds[@]}"; do
-			run dirty "$v" "$r" "dirty|tdp|900|-|./dirty_log_perf_test $dirty_args"
+		for v in "${dkinds[@]}"; do
+			run dirty "$v" "$r" "dirty|tdp|900|-|./dirty_log_perf_test $dirty_args" \
+				"dirty-a|tdp|900|-|./dirty_log_perf_test $dirty_args -a"
 			k=${v%%-*}
-			# Iteration 1 clears the initially-set bitmap: a different job.
-			sed -n 's/.*Iteration \([0-9]*\) clear dirty log time: \([0-9.]*\)s.*/\1 \2/p' \
-				"$out/dirty.$v.$r/out.dirty" | awk '$1 > 1 { print $2 * 1000 }' >"$out/dirty.$v.$r/ms"
-			[ -s "$out/dirty.$v.$r/ms" ] || die "$out/dirty.$v.$r/out.dirty: no clear times"
-			cat "$out/dirty.$v.$r/ms" >>"$out/dirty.$k.ms"
-			med "$out/dirty.$v.$r/ms" >>"$out/dirty.$k.bootmed"
+			for m in dirty dirty-a; do
+				# Iteration 1 clears the initially-set bitmap: a different job.
+				sed -n 's/.*Iteration \([0-9]*\) clear dirty log time: \([0-9.]*\)s.*/\1 \2/p' \
+					"$out/dirty.$v.$r/out.$m" | awk '$1 > 1 { print $2 * 1000 }' >"$out/dirty.$v.$r/$m.ms"
+				[ -s "$out/dirty.$v.$r/$m.ms" ] || die "$out/dirty.$v.$r/out.$m: no clear times"
+				cat "$out/dirty.$v.$r/$m.ms" >>"$out/$m.$k.ms"
+				med "$out/dirty.$v.$r/$m.ms" >>"$out/$m.$k.bootmed"
+			done
+			# the plots (scripts/plot.sh) read the default mode's
+			cp "$out/dirty.$v.$r/dirty.ms" "$out/dirty.$v.$r/ms"
 		done
 	done
 	echo
-	echo "[$plat] dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${kinds[*]})"
-	echo "clear-dirty-log time per iteration, ms (iteration 1 excluded), each boot:"
-	row kernel/boot samples min median max
-	for v in "${kinds[@]}"; do
-		for r in $(seq "$rounds"); do
-			read -ra a < <(stats "$out/dirty.$v.$r/ms")
-			row "${v%%-*} $r" "${a[@]}"
+	echo "[$plat] dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${dkinds[*]})"
+	for m in dirty dirty-a; do
+		echo
+		case $m in
+		dirty) echo "default mode (every SPTE cleared has W, A and D set: a plain write):" ;;
+		dirty-a) echo "-a mode (memory aged before each CLEAR: the SPTEs have A clear, the atomic path):" ;;
+		esac
+		echo "clear-dirty-log time per iteration, ms (iteration 1 excluded), each boot:"
+		row kernel/boot samples min median max
+		for v in "${dkinds[@]}"; do
+			for r in $(seq "$rounds"); do
+				read -ra a < <(stats "$out/dirty.$v.$r/$m.ms")
+				row "${v%%-*} $r" "${a[@]}"
+			done
+		done
+		echo "all boots together:"
+		for v in "${dkinds[@]}"; do
+			read -ra a < <(stats "$out/$m.${v%%-*}.ms")
+			row "${v%%-*}" "${a[@]}"
+		done
+		b=${dkinds[0]%%-*}
+		for v in "${dkinds[@]:1}"; do
+			k=${v%%-*}
+			echo "$k/$b (medians of all samples): $(ratio "$(med "$out/$m.$k.ms")" "$(med "$out/$m.$b.ms")")"
+			echo "$k/$b, each round (boot medians): $(paired "$out/$m.$k.bootmed" "$out/$m.$b.bootmed")"
+		done
+		# each kernel against the one before it: one step's own figure
+		x=${dkinds[1]%%-*}
+		for v in "${dkinds[@]:2}"; do
+			k=${v%%-*}
+			echo "$k/$x, each round (boot medians): $(paired "$out/$m.$k.bootmed" "$out/$m.$x.bootmed")"
+			x=$k
 		done
 	done
-	echo "all boots together:"
-	for k in base patched; do
-		read -ra a < <(stats "$out/dirty.$k.ms")
-		row "$k" "${a[@]}"
-	done
-	echo "patched/base (medians of all samples): $(ratios dirty ms)"
-	echo "patched/base, each round (boot medians): $(paired "$out/dirty.patched.bootmed" "$out/dirty.base.bootmed")"
 }
 
 # lockstat_row FILE: one line from the "nx-lockstat:" lines of a run: read
@@ -355,7 +404,11 @@ record() {
 	record_open "$f"
 	{
 		stamp "make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
-		echo "kernels: ${kinds[*]} (selftests of patched)"
+		if [ "$1" = dirty ]; then
+			echo "kernels: ${dkinds[*]} (selftests of patched)"
+		else
+			echo "kernels: ${kinds[*]} (selftests of patched)"
+		fi
 	} >"$f.part"
 	"bench_$1" | tee "$f.out"
 	echo "host speed loop at the end: $(host_loop_ms) ms" >>"$f.part"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
-# base-perf, patched-perf, base-lockstat, patched-lockstat, patched-gcov or
-# stable (lib.sh)
+# base-perf, patched-perf, upstream-perf, dN-perf, base-lockstat,
+# patched-lockstat, patched-gcov or stable (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache, and the guest of the
 # live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
@@ -21,11 +21,19 @@ if [ "$variant" = stable ]; then
 	src=$CACHE/linux-stable
 	worktree_at "$src" grp/stable
 fi
+# upstream-perf and dN-perf: the worktree linux-upstream, at grp/tests (the
+# series without the groups beyond upstream) or N patches after it
+case $variant in upstream-perf | d[1-9]-perf)
+	beyond_upstream || { log "$variant: nothing after grp/tests, patched-perf is that kernel"; exit 0; }
+	lock_cache -x upstream-wt
+	src=$CACHE/linux-upstream
+	worktree_at "$src" "$rev" ;;
+esac
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
 case $variant in
-base* | stable) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+base* | stable | upstream-perf | d[1-9]-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
 *) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
 esac
 out=$BUILD/$variant

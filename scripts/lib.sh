@@ -108,6 +108,11 @@ vm_opts() {
 # (the same without lock debugging: benchmarks), base-lockstat and
 # patched-lockstat (perf plus CONFIG_LOCK_STAT: lock wait and hold times),
 # patched-gcov (the test kernel with arch/x86/kvm profiled: make coverage),
+# upstream-perf (the perf kernel of the series without the groups after
+# tests/, i.e. without the work beyond upstream: make bench's third kernel),
+# dN-perf (upstream-perf plus the first N patches after grp/tests: the
+# kernel of each step of those groups, for per-patch figures; bench.sh
+# DIRTY_KERNELS),
 # mutant-amd and mutant-intel
 # (the patched kernel with the KVM modules of one deliberate bug, made by
 # scripts/mutants.sh, one per platform so that both can run at once), and
@@ -118,8 +123,25 @@ variant_rev() {
 	base | base-perf | base-lockstat) echo base-fixed ;;
 	patched | patched-perf | patched-lockstat | patched-gcov | mutant-amd | mutant-intel) echo patched ;;
 	stable) echo grp/stable ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd, mutant-intel or stable)" ;;
+	upstream-perf) echo grp/tests ;;
+	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, upstream-perf, dN-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd, mutant-intel or stable)" ;;
 	esac
+}
+
+# beyond_upstream: true if the tree has commits after grp/tests (groups
+# beyond upstream, e.g. d-fast-clear), i.e. upstream-perf differs from
+# patched-perf
+beyond_upstream() {
+	[ "$(git -C "$SRC" rev-parse -q --verify grp/tests)" != "$(git -C "$SRC" rev-parse -q --verify patched)" ]
+}
+
+# d_step_rev dN -> the commit N patches after grp/tests
+d_step_rev() {
+	local n=${1#d} c
+	c=$(git -C "$SRC" rev-list --reverse grp/tests..patched | sed -n "${n}p")
+	[ -n "$c" ] || die "$1: there are not $n patches after grp/tests"
+	echo "$c"
 }
 
 # worktree_at DIR REV: DIR, a worktree of $SRC, checked out clean at REV;
@@ -143,6 +165,7 @@ worktree_at() {
 # on the base kernel and see how the base fails it.
 selftests_of() {
 	local v=${1%-perf}
+	case $v in upstream | d[1-9]) v=patched ;; esac
 	v=${KS_TESTS_FROM:-${v%-gcov}}
 	[ -z "${KS_TESTS_FROM:-}" ] || variant_rev "$KS_TESTS_FROM" >/dev/null
 	echo "$BUILD/$v/selftests"
@@ -176,6 +199,7 @@ lock_cache() {
 	-x:tree) what="another job makes, builds from or checks the tree" ;;
 	-s:build-*) what="the ${2#build-} kernel is being built" ;;
 	-x:build-*) what="a VM, a test run or a benchmark uses the ${2#build-} kernel" ;;
+	-x:upstream-wt) what="another build uses the worktree linux-upstream" ;;
 	*) die "lock_cache: no lock '$1 $2'" ;;
 	esac
 	mkdir -p "$CACHE"
