@@ -394,7 +394,7 @@ nx_or_note() {
 # stamp (lib.sh), in $base_out/runs/DATE.PLATFORM.BENCH.KIND: make report
 # shows the last two runs of each
 record() {
-	local f svg
+	local f svg pre
 	if [ "$1" = nx ] && [ "$plat" = intel ] && [ "${INTEL_NX:-0}" != 1 ]; then
 		nx_or_note
 		return
@@ -403,7 +403,10 @@ record() {
 	f=$base_out/runs/$(date -u +%Y%m%dT%H%M%S).$plat.$1.${BENCH_KIND:-perf}
 	record_open "$f"
 	{
-		stamp "make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
+		pre=""
+		[ "$1" != dirty ] || [ -z "${DIRTY_KERNELS:-}" ] || pre="DIRTY_KERNELS='$DIRTY_KERNELS' "
+		[ "$plat" != amd ] || [ -z "${ACCEL:-}" ] || pre="${pre}ACCEL=$ACCEL "
+		stamp "${pre}make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
 		if [ "$1" = dirty ]; then
 			echo "kernels: ${dkinds[*]} (selftests of patched)"
 		else
