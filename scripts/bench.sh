@@ -405,6 +405,9 @@ record() {
 	{
 		pre=""
 		[ "$1" != dirty ] || [ -z "${DIRTY_KERNELS:-}" ] || pre="DIRTY_KERNELS='$DIRTY_KERNELS' "
+		case " ${DIRTY_KERNELS:-} " in *" probe-perf "*)
+			pre="KS_PROBE=$(cat "$BUILD/probe-perf/.ks-probe-name" 2>/dev/null || echo '?') $pre" ;;
+		esac
 		[ "$plat" != amd ] || [ -z "${ACCEL:-}" ] || pre="${pre}ACCEL=$ACCEL "
 		stamp "${pre}make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
 		if [ "$1" = dirty ]; then

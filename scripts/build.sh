@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
-# base-perf, patched-perf, upstream-perf, dN-perf, base-lockstat,
-# patched-lockstat, patched-gcov or stable (lib.sh)
+# base-perf, patched-perf, upstream-perf, dN-perf, probe-perf,
+# base-lockstat, patched-lockstat, patched-gcov or stable (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache, and the guest of the
 # live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
@@ -28,12 +28,21 @@ case $variant in upstream-perf | d[1-9]-perf)
 	lock_cache -x upstream-wt
 	src=$CACHE/linux-upstream
 	worktree_at "$src" "$rev" ;;
+probe-perf)
+	# patched with KS_PROBE applied, in the same worktree (its build
+	# stamp says "+edits"; the diff is kept beside it as .ks-probe)
+	[ -f "${KS_PROBE:-}" ] || die "probe-perf: KS_PROBE must name a diff to apply to the patched tree (e.g. a file of mutants/)"
+	KS_PROBE=$(realpath "$KS_PROBE")
+	lock_cache -x upstream-wt
+	src=$CACHE/linux-upstream
+	worktree_at "$src" "$rev"
+	git -C "$src" apply "$KS_PROBE" || die "KS_PROBE $KS_PROBE does not apply to the patched tree" ;;
 esac
 [ -d "$src/.git" ] || [ -f "$src/.git" ] || die "no tree at $src (run scripts/mktree.sh)"
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
 case $variant in
-base* | stable | upstream-perf | d[1-9]-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+base* | stable | upstream-perf | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
 *) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
 esac
 out=$BUILD/$variant
@@ -83,6 +92,10 @@ stamp_rev() {
 
 kernel() {
 	config
+	if [ "$variant" = probe-perf ]; then
+		cp "$KS_PROBE" "$out/.ks-probe"
+		realpath --relative-to="$TOP" "$KS_PROBE" >"$out/.ks-probe-name"
+	fi
 	log "$variant: building kernel"
 	mk bzImage modules
 	[ ${#gcov[@]} = 0 ] || mk M=arch/x86/kvm "${gcov[@]}" modules

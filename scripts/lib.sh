@@ -112,7 +112,9 @@ vm_opts() {
 # tests/, i.e. without the work beyond upstream: make bench's third kernel),
 # dN-perf (upstream-perf plus the first N patches after grp/tests: the
 # kernel of each step of those groups, for per-patch figures; bench.sh
-# DIRTY_KERNELS),
+# DIRTY_KERNELS), probe-perf (patched-perf with the diff KS_PROBE applied,
+# e.g. a mutant: what a cost is worth, measured; never a result of the
+# series),
 # mutant-amd and mutant-intel
 # (the patched kernel with the KVM modules of one deliberate bug, made by
 # scripts/mutants.sh, one per platform so that both can run at once), and
@@ -125,7 +127,8 @@ variant_rev() {
 	stable) echo grp/stable ;;
 	upstream-perf) echo grp/tests ;;
 	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, upstream-perf, dN-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd, mutant-intel or stable)" ;;
+	probe-perf) echo patched ;;
+	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, upstream-perf, dN-perf, probe-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd, mutant-intel or stable)" ;;
 	esac
 }
 
@@ -165,7 +168,7 @@ worktree_at() {
 # on the base kernel and see how the base fails it.
 selftests_of() {
 	local v=${1%-perf}
-	case $v in upstream | d[1-9]) v=patched ;; esac
+	case $v in upstream | d[1-9] | probe) v=patched ;; esac
 	v=${KS_TESTS_FROM:-${v%-gcov}}
 	[ -z "${KS_TESTS_FROM:-}" ] || variant_rev "$KS_TESTS_FROM" >/dev/null
 	echo "$BUILD/$v/selftests"
