@@ -66,7 +66,20 @@ if [ -n "${DIRTY_KERNELS:-}" ]; then
 	done
 fi
 # the kernels measured, and the debug build whose selftests they run
-for v in "${dkinds[@]}" patched; do lock_cache -s "build-$v"; done
+for v in "${dkinds[@]}"; do lock_cache -s "build-$v"; done
+# The selftests come from the patched debug build: a copy of them, taken
+# under its lock, so that make mutants (which rebuilds the patched KVM
+# modules for each mutant) can run beside a benchmark.
+selftests=$CACHE/bench/selftests.$$
+mkdir -p "$CACHE/bench"
+(
+	lock_cache -s build-patched
+	[ -d "$BUILD/patched/selftests" ] || die "no patched selftests (make build)"
+	cp -a "$BUILD/patched/selftests" "$selftests"
+)
+on_exit="rm -rf $(printf %q "$selftests")"
+# shellcheck disable=SC2064 # the path now
+trap "$on_exit" EXIT
 base_out=$CACHE/bench
 # set_platform amd|intel: the VM script, sizes and output folder.  Bochs
 # runs about 10 times slower than QEMU's TCG and gives at most 2 GiB.
@@ -104,7 +117,7 @@ run() {
 	# Both kernels run the same selftest binaries: the patched build's,
 	# which has the tests the series adds.
 	"$vm" -k "$v" -t "$vm_secs" -o "$dir" -- \
-		"KS_SELFTESTS=\"$BUILD/patched/selftests\" bash \"\$KS_TOP/guest/run.sh\" \"\$KS_OUT/list\"" \
+		"KS_SELFTESTS=\"$selftests\" bash \"\$KS_TOP/guest/run.sh\" \"\$KS_OUT/list\"" \
 		>"$dir/log" 2>&1 ||
 		die "$v: $what, round $r: the VM failed, see $dir/log and $dir/console.log"
 	[ "$(grep -c '|pass|' "$dir/results")" = $# ] ||

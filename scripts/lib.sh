@@ -66,15 +66,17 @@ stamp() {
 # its stamp, FILE.out what it printed, and record_close joins them into
 # FILE, the stamp and the output apart by one blank line (report.sh reads
 # the stamp up to it).  record_open FILE: from here until record_close, a
-# run that fails or is interrupted leaves neither half behind.
+# run that fails or is interrupted leaves neither half behind.  The
+# caller's own exit command, if any, is in on_exit (both keep it).
 record_open() {
 	# shellcheck disable=SC2064 # FILE now: the caller's variable may be local
-	trap "rm -f $(printf %q "$1").part $(printf %q "$1").out" EXIT
+	trap "rm -f $(printf %q "$1").part $(printf %q "$1").out; ${on_exit:-:}" EXIT
 }
 record_close() {
 	{ cat "$1.part"; echo; cat "$1.out"; } >"$1"
 	rm -f "$1.part" "$1.out"
-	trap - EXIT
+	# shellcheck disable=SC2064 # on_exit as it is now
+	trap "${on_exit:-:}" EXIT
 }
 
 need() {
