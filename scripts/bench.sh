@@ -70,14 +70,15 @@ for v in "${dkinds[@]}"; do lock_cache -s "build-$v"; done
 # The selftests come from the patched debug build: a copy of them, taken
 # under its lock, so that make mutants (which rebuilds the patched KVM
 # modules for each mutant) can run beside a benchmark.
-selftests=$CACHE/bench/selftests.$$
-mkdir -p "$CACHE/bench"
+# (Under $BUILD, as a build's selftests: vm-intel.sh packs those a job names.)
+selftests=$BUILD/bench-$$/selftests
+mkdir -p "${selftests%/*}"
 (
 	lock_cache -s build-patched
 	[ -d "$BUILD/patched/selftests" ] || die "no patched selftests (make build)"
 	cp -a "$BUILD/patched/selftests" "$selftests"
 )
-on_exit="rm -rf $(printf %q "$selftests")"
+on_exit="rm -rf $(printf %q "${selftests%/*}")"
 # shellcheck disable=SC2064 # the path now
 trap "$on_exit" EXIT
 base_out=$CACHE/bench

@@ -96,7 +96,7 @@ mapfile -t inputs < <(find "$dir" -maxdepth 1 -type f -size -1024k ! -name '*.lo
 words=$({ echo "$job"; cat /dev/null "${inputs[@]}"; } | tr -c 'A-Za-z0-9_./-' '\n' | sort -u)
 # A job that names another build's selftests (bench.sh: the patched ones, for
 # both kernels) does not need the variant's own.
-named=$(echo "$job" | grep -o "$BUILD/[a-z-]*/selftests" | sort -u || true)
+named=$(echo "$job" | grep -o "$BUILD/[a-z0-9-]*/selftests" | sort -u || true)
 for s in "$sdir" $named; do
 	if [ ! -d "$s" ]; then
 		[ "$s" = "$sdir" ] && [ -n "$named" ] && continue
