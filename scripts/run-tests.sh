@@ -152,13 +152,18 @@ t_run=$(date +%s)
 # the guest's own account of its work (DIR/progress, "name work limit
 # factor", from guest/run.sh): it kills the VM when the running test's work
 # is 120 s past its limit (the guest did not stop it), or when the guest
-# reported no progress for $stall s (it stopped).  Meanwhile it prints each
-# result as it comes (DONE of TOTAL before this boot), and with SPEED=1 it
-# measures the host's speed every 20 s for the guest (host_speed).
+# reported no progress for $stall s (it stopped).  While no test runs (the
+# boot, the step from one test to the next, the end) the guest's only sign
+# of life is what it writes, so it kills the VM when none of the guest's
+# files grew for $stall s times the host's slowness (DIR/hostspeed): a
+# boot that stops would otherwise run to the VM's time limit.  Meanwhile it
+# prints each result as it comes (DONE of TOTAL before this boot), and
+# with SPEED=1 it measures the host's speed every 20 s for the guest
+# (host_speed).
 watchdog() {
 	local pid=$1 dir=$2 done=$3 total=$4 calib=$5 shown=0 seen="" since=0 cal
-	local last cur w lim age why n name st secs
-	cal=$(date +%s)
+	local last cur w lim age why n name st secs t0 f m newest quiet qlim
+	cal=$(date +%s) t0=$(date +%s)
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 5
 		if [ "$calib" = 1 ] && [ $(($(date +%s) - cal)) -ge 20 ]; then
@@ -175,7 +180,31 @@ watchdog() {
 			log "$((done + n))/$total $st $name ${secs}s$w"
 		done < <(cat "$dir/results" 2>/dev/null)
 		last=$(tail -n 1 "$dir/results" 2>/dev/null || true)
-		case $last in *'|START') ;; *) continue ;; esac
+		case $last in
+		*'|START') ;;
+		*)
+			# no test runs: the newest write of the guest (console,
+			# results, progress, Bochs' channel), or the VM's start
+			newest=$t0
+			# (not results: vm-intel.sh rewrites it every 5 s)
+			for f in console.log progress chan.log; do
+				m=$(stat -c %Y "$dir/$f" 2>/dev/null) || continue
+				[ "$m" -le "$newest" ] || newest=$m
+			done
+			quiet=$(($(date +%s) - newest))
+			read -r f 2>/dev/null <"$dir/hostspeed" && [[ $f =~ ^[0-9]+$ ]] || f=1000
+			qlim=$((stall * f / 1000))
+			if [ "$quiet" -gt "$qlim" ]; then
+				why="no output from the guest for ${quiet} s (limit ${qlim} s) ${last:+after ${last%%|*}}"
+				[ -n "$last" ] || why+="during the boot"
+				log "watchdog: $why; killing the VM"
+				echo "the host's watchdog killed the VM: $why" >"$dir/killed"
+				[ ! -s "$dir/vm.pid" ] || kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
+				break
+			fi
+			continue
+			;;
+		esac
 		[ "$last" = "$seen" ] || { seen=$last; since=$(date +%s); }
 		cur="" w=0 age=0
 		[ ! -f "$dir/progress" ] || read -r cur w _ <"$dir/progress" || true
@@ -222,7 +251,7 @@ splat_in() {
 	[ "$src" != 1 ]  # 0: a splat, 2: the check itself failed
 }
 run_boots() {
-	local key cpus accel copt logs
+	local key cpus accel copt logs again=1
 	while [ -s "$out/todo" ]; do
 		boot=$((boot + 1))
 		dir=$out/boot$boot
@@ -237,12 +266,11 @@ run_boots() {
 		[ -z "$cpus" ] || copt=(-c "$cpus")
 		limit=$(awk -F'|' -v f="$slowest" '{ s += ($3 + 30) * f } END { print s + 60 }' "$dir/tests")
 		t_boot=$(date +%s)
-		speed=""
-		if [ "$p" = amd ]; then
-			rm -f "$dir/hostspeed" "$dir/hostspeed.log"
-			host_speed "$dir"
-			speed=", host speed x$(awk '{ printf "%.2f", $1 / 1000 }' "$dir/hostspeed") (loop $(cat "$dir/hostspeed.log") ms, reference $host_ref_ms ms)"
-		fi
+		# the host's speed: the AMD guest's work clock, and for both the
+		# watchdog's patience while no test runs
+		rm -f "$dir/hostspeed" "$dir/hostspeed.log"
+		host_speed "$dir"
+		speed=", host speed x$(awk '{ printf "%.2f", $1 / 1000 }' "$dir/hostspeed") (loop $(cat "$dir/hostspeed.log") ms, reference $host_ref_ms ms)"
 		log "boot $boot: $(wc -l <"$dir/tests") tests${key:+ ($key)}$speed"
 		vrc=0
 		ACCEL=${accel:-${ACCEL:-tcg}} "$vm" -k "$variant" "${copt[@]}" -t "$limit" -o "$dir" -- \
@@ -259,6 +287,14 @@ run_boots() {
 		[ -z "$g" ] || [ "$g" = 0 ] ||
 			log "boot $boot: $g guest s in $(($(date +%s) - t_boot)) host s, the boot included"
 		cat "$dir/times" >>"$out/times" 2>/dev/null || true
+		# A boot the watchdog stopped before init (the emulator went idle
+		# in the kernel's boot: seen once in QEMU TCG) is tried once more;
+		# a kernel that stops there again does not boot.
+		if [ "$vrc" = "$KS_RC_NOBOOT" ] && [ -f "$dir/killed" ] && [ "$again" = 1 ]; then
+			again=0
+			log "boot $boot: $(cat "$dir/killed") (console in $dir/console.log); booting once more"
+			continue
+		fi
 		[ "$vrc" = "$KS_RC_NOBOOT" ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
 		# A test that started but left no result took the VM down with it.
