@@ -184,9 +184,9 @@ watchdog() {
 		*'|START') ;;
 		*)
 			# no test runs: the newest write of the guest (console,
-			# results, progress, Bochs' channel), or the VM's start
+			# progress, Bochs' channel; not results, which vm-intel.sh
+			# rewrites every 5 s), or the VM's start
 			newest=$t0
-			# (not results: vm-intel.sh rewrites it every 5 s)
 			for f in console.log progress chan.log; do
 				m=$(stat -c %Y "$dir/$f" 2>/dev/null) || continue
 				[ "$m" -le "$newest" ] || newest=$m
