@@ -154,16 +154,21 @@ t_run=$(date +%s)
 # is 120 s past its limit (the guest did not stop it), or when the guest
 # reported no progress for $stall s (it stopped).  While no test runs (the
 # boot, the step from one test to the next, the end) the guest's only sign
-# of life is what it writes, so it kills the VM when none of the guest's
-# files grew for $stall s times the host's slowness (DIR/hostspeed): a
-# boot that stops would otherwise run to the VM's time limit.  Meanwhile it
+# of life is what it writes, so once the kernel has printed its first
+# line it kills the VM when neither its console nor DIR/progress changed
+# for $stall s times the host's slowness (DIR/hostspeed): a boot that
+# stops would otherwise run to the VM's time limit.  (Before the first
+# line, e.g. Bochs' BIOS loading the kernel for a minute or two, only the
+# time limit guards; on Intel, once the guest's channel exists,
+# vm-intel.sh's heartbeat check has this job and calls it a stall.)
+# Meanwhile it
 # prints each result as it comes (DONE of TOTAL before this boot), and
 # with SPEED=1 it measures the host's speed every 20 s for the guest
 # (host_speed).
 watchdog() {
 	local pid=$1 dir=$2 done=$3 total=$4 calib=$5 shown=0 seen="" since=0 cal
-	local last cur w lim age why n name st secs t0 f m newest quiet qlim
-	cal=$(date +%s) t0=$(date +%s)
+	local last cur w lim age why n name st secs f m newest quiet qlim
+	cal=$(date +%s)
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 5
 		if [ "$calib" = 1 ] && [ $(($(date +%s) - cal)) -ge 20 ]; then
@@ -184,22 +189,26 @@ watchdog() {
 		*'|START') ;;
 		*)
 			# no test runs: the newest write of the guest (console,
-			# progress, Bochs' channel; not results, which vm-intel.sh
-			# rewrites every 5 s), or the VM's start
-			newest=$t0
-			for f in console.log progress chan.log; do
+			# progress; not results, which vm-intel.sh rewrites every
+			# 5 s)
+			if [ ! -s "$dir/console.log" ] || [ -f "$dir/chan.log" ]; then
+				continue
+			fi
+			newest=0
+			for f in console.log progress; do
 				m=$(stat -c %Y "$dir/$f" 2>/dev/null) || continue
 				[ "$m" -le "$newest" ] || newest=$m
 			done
 			quiet=$(($(date +%s) - newest))
 			read -r f 2>/dev/null <"$dir/hostspeed" && [[ $f =~ ^[0-9]+$ ]] || f=1000
 			qlim=$((stall * f / 1000))
-			if [ "$quiet" -gt "$qlim" ]; then
+			# (no vm.pid: the emulator is gone, its script is judging)
+			if [ "$quiet" -gt "$qlim" ] && [ -s "$dir/vm.pid" ]; then
 				why="no output from the guest for ${quiet} s (limit ${qlim} s) ${last:+after ${last%%|*}}"
 				[ -n "$last" ] || why+="during the boot"
 				log "watchdog: $why; killing the VM"
 				echo "the host's watchdog killed the VM: $why" >"$dir/killed"
-				[ ! -s "$dir/vm.pid" ] || kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
+				kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
 				break
 			fi
 			continue
@@ -251,7 +260,7 @@ splat_in() {
 	[ "$src" != 1 ]  # 0: a splat, 2: the check itself failed
 }
 run_boots() {
-	local key cpus accel copt logs again=1
+	local key cpus accel copt logs src again=1
 	while [ -s "$out/todo" ]; do
 		boot=$((boot + 1))
 		dir=$out/boot$boot
@@ -287,13 +296,20 @@ run_boots() {
 		[ -z "$g" ] || [ "$g" = 0 ] ||
 			log "boot $boot: $g guest s in $(($(date +%s) - t_boot)) host s, the boot included"
 		cat "$dir/times" >>"$out/times" 2>/dev/null || true
-		# A boot the watchdog stopped before init (the emulator went idle
-		# in the kernel's boot: seen once in QEMU TCG) is tried once more;
-		# a kernel that stops there again does not boot.
+		# A boot the watchdog stopped before init without a splat (the
+		# emulator went idle in the kernel's boot: seen once in QEMU
+		# TCG) is tried once more in each pass over the tests, and the
+		# stamp says so; a kernel that stops there again does not boot.
 		if [ "$vrc" = "$KS_RC_NOBOOT" ] && [ -f "$dir/killed" ] && [ "$again" = 1 ]; then
-			again=0
-			log "boot $boot: $(cat "$dir/killed") (console in $dir/console.log); booting once more"
-			continue
+			src=0
+			KS_SPLAT_IGNORE=$ignore "$TOP/scripts/splat.sh" "$dir/console.log" 2>"$dir/splat.boot" || src=$?
+			if [ "$src" = 1 ]; then
+				again=0
+				log "boot $boot: $(cat "$dir/killed") (console in $dir/console.log); booting once more"
+				echo "boot retried: $p boot $boot stopped before init, $(cat "$dir/killed")" >>"$top/stamp"
+				continue
+			fi
+			[ "$src" != 0 ] || log "boot $boot: a splat before init, not booted again (see $dir/splat.boot)"
 		fi
 		[ "$vrc" = "$KS_RC_NOBOOT" ] && { cat "$dir/vm.err" >&2; die "kernel did not boot (see $dir/console.log)"; }
 		touch "$dir/results"
