@@ -2,7 +2,8 @@
 # report.sh [VARIANT]: the results page, docs/results/latest.md, and a copy
 # named by today's date, from the raw data the runs keep in $KS_CACHE:
 #  - the last run of the lists on VARIANT (default patched; e.g.
-#    patched-gcov): per platform the outcome counts, then one row per test
+#    patched-gcov; KS_RUN=NAME: the run that run-tests.sh kept apart
+#    under that name): per platform the outcome counts, then one row per test
 #    with its outcome, the base's (tests/baseline*), its guest and work
 #    seconds, its limit, and what it printed last on failure;
 #  - the mutants (docs/results/mutants.md, which make mutants writes);
@@ -19,7 +20,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=${1:-patched}
 variant_rev "$variant" >/dev/null
-top=$CACHE/results/$variant
+[[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"
+top=$CACHE/results/$variant${KS_RUN:+-$KS_RUN}
 out=$TOP/docs/results
 mkdir -p "$out/plots"
 day=$(date -u +%Y-%m-%d)
