@@ -181,6 +181,13 @@ selftests_of() {
 # patches/ from the tree.  A HEAD that differs, or edits in the tree, are
 # work that patches/ does not have.
 STAMP=$CACHE/linux.stamp
+# results_dir VARIANT: the folder of a run of the lists on VARIANT,
+# $CACHE/results/VARIANT, or VARIANT-NAME where KS_RUN=NAME keeps a run
+# apart (run-tests.sh writes it, report.sh reads it)
+results_dir() {
+	[[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"
+	echo "$CACHE/results/$1${KS_RUN:+-$KS_RUN}"
+}
 patches_hash() {
 	(cd "$TOP/patches" && cat series && sed 's/#.*//; s/[[:space:]]//g; /^$/d' series |
 		while read -r f; do cat "$f" 2>/dev/null || echo "missing $f"; done) | sha256sum | cut -d' ' -f1

@@ -20,8 +20,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=${1:-patched}
 variant_rev "$variant" >/dev/null
-[[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"
-top=$CACHE/results/$variant${KS_RUN:+-$KS_RUN}
+top=$(results_dir "$variant")
 out=$TOP/docs/results
 mkdir -p "$out/plots"
 day=$(date -u +%Y-%m-%d)

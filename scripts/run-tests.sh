@@ -136,11 +136,10 @@ done
 lock_cache -s "build-$variant"
 # KS_RUN=NAME keeps this run's results apart ($KS_CACHE/results/VARIANT-NAME),
 # so that two runs of one variant can go side by side.
-[[ ${KS_RUN:-} =~ ^[A-Za-z0-9_-]*$ ]] || die "KS_RUN: letters, digits, - and _ only"
-top=$CACHE/results/$variant${KS_RUN:+-$KS_RUN}
+top=$(results_dir "$variant")
 # One run at a time per results folder: a second one would delete it.
 mkdir -p "$CACHE/results"
-exec 8>"$CACHE/results/.${variant}${KS_RUN:+-$KS_RUN}.lock"
+exec 8>"$CACHE/results/.${top##*/}.lock"
 flock -n 8 || die "another run-tests.sh uses $top (KS_RUN=NAME keeps runs apart)"
 rm -rf "$top"
 mkdir -p "$top"
@@ -161,10 +160,9 @@ t_run=$(date +%s)
 # line, e.g. Bochs' BIOS loading the kernel for a minute or two, only the
 # time limit guards; on Intel, once the guest's channel exists,
 # vm-intel.sh's heartbeat check has this job and calls it a stall.)
-# Meanwhile it
-# prints each result as it comes (DONE of TOTAL before this boot), and
-# with SPEED=1 it measures the host's speed every 20 s for the guest
-# (host_speed).
+# Meanwhile it prints each result as it comes (DONE of TOTAL before this
+# boot), and with SPEED=1 it measures the host's speed every 20 s for the
+# guest (host_speed).
 watchdog() {
 	local pid=$1 dir=$2 done=$3 total=$4 calib=$5 shown=0 seen="" since=0 cal
 	local last cur w lim age why n name st secs f m newest quiet qlim
@@ -206,9 +204,7 @@ watchdog() {
 			if [ "$quiet" -gt "$qlim" ] && [ -s "$dir/vm.pid" ]; then
 				why="no output from the guest for ${quiet} s (limit ${qlim} s) ${last:+after ${last%%|*}}"
 				[ -n "$last" ] || why+="during the boot"
-				log "watchdog: $why; killing the VM"
-				echo "the host's watchdog killed the VM: $why" >"$dir/killed"
-				kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
+				kill_vm "$dir" "$why"
 				break
 			fi
 			continue
@@ -233,12 +229,17 @@ watchdog() {
 			why="no progress from the guest for ${age} s during ${last%|START}"
 		fi
 		if [ -n "$why" ]; then
-			log "watchdog: $why; killing the VM"
-			echo "the host's watchdog killed the VM: $why" >"$dir/killed"
-			[ ! -s "$dir/vm.pid" ] || kill -TERM "$(cat "$dir/vm.pid")" 2>/dev/null || true
+			kill_vm "$dir" "$why"
 			break
 		fi
 	done
+}
+# kill_vm DIR WHY: the watchdog's kill: the reason to DIR/killed (the VM
+# then counts as hung), TERM to DIR/vm.pid (timeout's: it passes it on)
+kill_vm() {
+	log "watchdog: $2; killing the VM"
+	echo "the host's watchdog killed the VM: $2" >"$1/killed"
+	[ ! -s "$1/vm.pid" ] || kill -TERM "$(cat "$1/vm.pid")" 2>/dev/null || true
 }
 
 # VM parameters among a test's parameters give it boots of its own: cpus=N
