@@ -2,21 +2,28 @@
 # (default ~/.cache/kvm-series), never in this repo.
 SHELL := /bin/bash
 S := scripts
+# BASE=NAME picks the base (bases/NAME; default: bases/default, 6.1); every
+# target works on that base's patches, lists, cache and results.
+BASE ?= $(shell cat bases/default)
+export BASE
+RESULTS := $(shell . bases/$(BASE)/base.conf 2>/dev/null && echo "$$RESULTS")
+T := bases/$(BASE)/tests
 .DEFAULT_GOAL := help
 
 .PHONY: help setup tree retag build build-base test test-full test-stable baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
 
 # Bare make: the targets (README.md has them in a table).
 help:
+	@echo "BASE=6.1|7.3    the base every target works on (bases/; default $$(cat bases/default))"
 	@echo "make test       build the patched kernel and run the default lists (what CI runs)"
 	@echo "make test-full  also the full group;  make coverage  line coverage of the series"
 	@echo "make test-stable  the stable patch alone on the base (the base's own tests)"
 	@echo "make mutants    deliberate bugs the tests must catch (MUTANTS=regex)"
 	@echo "make bench      base vs patched (BENCH=dirty|nx|cr0|all ROUNDS=N BENCH_KIND=perf|lockstat|debug PLATFORM=amd|intel|all)"
-	@echo "make migrate    live-migration check;  make baseline  re-record tests/baseline*"
+	@echo "make migrate    live-migration check;  make baseline  re-record the base's tests/baseline*"
 	@echo "make check      checkpatch, bisect build, shellcheck, mutants apply"
 	@echo "make series     the mails of each posting;  make export  tree commits back to patches/"
-	@echo "make rebase BASE_VERSION=V   the series on another linux-source-6.1"
+	@echo "make rebase BASE_VERSION=V   the series on another version of the base's package"
 	@echo "make report     results page from the last run;  make setup|tree|build|build-base"
 	@echo "make retag      after a rebase of the tree: each group's tag back on its last commit"
 setup:
@@ -45,7 +52,7 @@ test-full:
 	$(MAKE) --no-print-directory build
 	$(S)/mutants.sh -n
 	KS_GROUPS="default full" $(S)/run-tests.sh -k patched
-# Re-record tests/baseline from the base kernel.
+# Re-record the base's tests/baseline* from the base kernel.
 baseline: build-base
 	KS_GROUPS="default full" $(S)/run-tests.sh -k base -w
 # The main job: base vs patched measurements (not a test).  The selftests
@@ -71,7 +78,7 @@ migrate:
 	$(S)/migrate.sh -n
 	$(MAKE) --no-print-directory build build-base
 	$(S)/migrate.sh
-# Deliberate bugs (mutants/*.diff) that the tests must catch; not a test
+# Deliberate bugs (bases/BASE/mutants/*.diff) that the tests must catch; not a test
 # (long).  MUTANTS=regex picks some.
 MUTANTS ?= .
 mutants: build
@@ -81,8 +88,8 @@ mutants: build
 # on the coverage kernel (patched-gcov: the test kernel, arch/x86/kvm
 # profiled with gcov), then, for every function the series changes, which
 # of its changed lines ran on which platform (scripts/coverage.sh), also
-# written to docs/results/coverage.txt.  Fails on a changed line that ran
-# nowhere and that tests/coverage-explained does not explain.  A failing
+# written to $(RESULTS)/coverage.txt (docs/results for 6.1).  Fails on a changed line that ran
+# nowhere and that the base's tests/coverage-explained does not explain.  A failing
 # test does not stop the report (the verdicts are make test's job).
 # The stable group alone on the base (what 6.1.y would apply): the default
 # group's entries that the base's selftests have, and five TDP MMU fault-heavy
@@ -91,16 +98,16 @@ STABLE_EXTRA = dirty_log_perf_test|kvm_page_table_test|demand_paging_test|memslo
 test-stable: tree
 	$(S)/build.sh stable all
 	$(S)/run-tests.sh -k stable -f "$$($(S)/run-tests.sh -l | awk '{ print $$1 }' | \
-		grep -Fx -f <(awk '!/^#/ && $$2 != "absent" { print $$1 }' tests/baseline tests/baseline.intel) | paste -sd'|')|$(STABLE_EXTRA)"
+		grep -Fx -f <(awk '!/^#/ && $$2 != "absent" { print $$1 }' $(T)/baseline $(T)/baseline.intel) | paste -sd'|')|$(STABLE_EXTRA)"
 coverage:
 	$(S)/run-tests.sh -k patched-gcov -n
 	$(MAKE) --no-print-directory build
 	$(S)/build.sh patched-gcov kernel
 	-KS_GROUPS="$${KS_GROUPS:-default coverage}" $(S)/run-tests.sh -k patched-gcov
-	mkdir -p docs/results
-	$(S)/coverage.sh >docs/results/coverage.txt.new; rc=$$?; \
-		if grep -q '^function' docs/results/coverage.txt.new; then mv docs/results/coverage.txt.new docs/results/coverage.txt; \
-		cat docs/results/coverage.txt; else rm -f docs/results/coverage.txt.new; fi; exit $$rc
+	mkdir -p $(RESULTS)
+	$(S)/coverage.sh >$(RESULTS)/coverage.txt.new; rc=$$?; \
+		if grep -q '^function' $(RESULTS)/coverage.txt.new; then mv $(RESULTS)/coverage.txt.new $(RESULTS)/coverage.txt; \
+		cat $(RESULTS)/coverage.txt; else rm -f $(RESULTS)/coverage.txt.new; fi; exit $$rc
 # Move the series to another version of linux-source-6.1 that apt offers,
 # in a cache of its own (docs/running.md, "A new base"): BASE_VERSION=VERSION.
 rebase:

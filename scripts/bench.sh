@@ -16,7 +16,7 @@
 # nx then also reports, per boot, how long vCPUs waited for mmu_lock and
 # how long it was held, from /proc/lock_stat over the measured window).
 # PLATFORM=amd (QEMU TCG, SVM + NPT), intel (Bochs, VMX + EPT + PML:
-# smaller sizes, see below) or all (default: amd, then intel).  Raw output stays in $KS_CACHE/bench/,
+# smaller sizes, see below) or all (default: amd, then intel).  Raw output stays in $KS_CACHE/BASE/bench/,
 # with SVG plots of it (scripts/plot.sh).
 # -n checks the arguments and settings and exits (make bench runs it before
 # building anything); -h prints this.
@@ -260,7 +260,7 @@ bench_nx() {
 	rm -f "$out"/nx.*.{max,p999,p99,p50,hist,over100,over1000,count100,count1000,lock}
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
-			run nx "$v" "$r" "nx|tdp|600|$nx_params|x86_64/nx_huge_pages_recovery_perf_test $args"
+			run nx "$v" "$r" "nx|tdp|600|$nx_params|$ST_ARCH/nx_huge_pages_recovery_perf_test $args"
 			f=$out/nx.$v.$r/out.nx
 			k=${v%%-*}
 			for m in max p999 p99 p50; do
@@ -352,8 +352,8 @@ bench_cr0() {
 	rm -f "$out"/cr0.*.cycles "$out"/cr0.*.pgoff
 	for r in $(seq "$rounds"); do
 		for v in "${kinds[@]}"; do
-			run cr0 "$v" "$r" "cr0.tdp|tdp|600|-|x86_64/cr0_wp_test $cr0_args" \
-				"cr0.shadow|shadow|600|-|x86_64/cr0_wp_test $cr0_args"
+			run cr0 "$v" "$r" "cr0.tdp|tdp|600|-|$ST_ARCH/cr0_wp_test $cr0_args" \
+				"cr0.shadow|shadow|600|-|$ST_ARCH/cr0_wp_test $cr0_args"
 			for mmu in tdp shadow; do
 				f=$out/cr0.$v.$r/out.cr0.$mmu
 				sed -n 's/^cr0-wp-toggle:.* cycles_per_toggle=\([0-9.]*\).*/\1/p' \

@@ -57,6 +57,8 @@ case $variant in *-gcov) gcov=(GCOV_PROFILE=y) ;; esac
 
 config() {
 	local frags=("$TOP/config/kvm-test.config") miss
+	# a base's own additions (bases/BASE/kvm-test.config), if it has any
+	[ ! -f "$BDIR/kvm-test.config" ] || frags+=("$BDIR/kvm-test.config")
 	case $variant in
 	*-perf) frags+=("$TOP/config/perf.config") ;;
 	*-lockstat) frags+=("$TOP/config/perf.config" "$TOP/config/lockstat.config") ;;
@@ -109,7 +111,7 @@ selftests() {
 	make -s -C "$src/tools/testing/selftests/kvm" -j"$jobs" CC="ccache gcc" \
 		OUTPUT="$out/selftests" KHDR_INCLUDES="-isystem $out/usr/include" \
 		>"$out/selftests.log" 2>&1 || { tail -30 "$out/selftests.log" >&2; die "selftests build failed"; }
-	cp "$src"/tools/testing/selftests/kvm/x86_64/nx_huge_pages*_test.sh "$out/selftests/x86_64/"
+	cp "$src/tools/testing/selftests/kvm/$ST_ARCH"/nx_huge_pages*_test.sh "$out/selftests/$ST_ARCH/"
 }
 
 # The live-migration check's guest (guest/migrate/l1-migrate.sh): pagecheck,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # check.sh [checkpatch|bisect|all]
-# checkpatch: scripts/checkpatch.pl --strict on every patch in patches/series
-# and patches/mainline/ (no errors or warnings allowed), and the neutral
-# author on each.
+# checkpatch: scripts/checkpatch.pl --strict on every patch in the base's
+# patches/series (no errors or warnings allowed), and the neutral author on
+# each.
 # UNKNOWN_COMMIT_ID is ignored: the tree is the base alone, without
 # upstream's history, so checkpatch cannot look up the upstream commits
 # that the changelogs name.  bisect: build arch/x86/kvm at every
@@ -24,17 +24,17 @@ checkpatch() {
 		case $p in '#'* | '') continue ;; esac
 		n=$((n + 1))
 		# No person in the repo's patches: make series adds the submitter.
-		if ! grep -qx 'From: kvm-series <kvm-series@invalid>' "$TOP/patches/$p" ||
-			grep -q '^Signed-off-by:' "$TOP/patches/$p"; then
+		if ! grep -qx 'From: kvm-series <kvm-series@invalid>' "$PATCHES/$p" ||
+			grep -q '^Signed-off-by:' "$PATCHES/$p"; then
 			echo "$p: author must be kvm-series <kvm-series@invalid>, with no Signed-off-by (make series adds yours)" >&2
 			bad=$((bad + 1))
 			continue
 		fi
 		if ! PATH=/usr/bin:$PATH "$SRC/scripts/checkpatch.pl" --strict --no-signoff -q --terse \
-			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$TOP/patches/$p"; then
+			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$PATCHES/$p"; then
 			bad=$((bad + 1))
 		fi
-	done < <(cat "$TOP/patches/series"; cd "$TOP/patches" && find mainline* -name '*.patch' 2>/dev/null | sort)
+	done <"$PATCHES/series"
 	log "checkpatch --strict: $n patches, $bad with findings"
 	[ "$bad" = 0 ]
 }

@@ -7,7 +7,7 @@ arch/x86/kvm, TMP holds amd.json and intel.json: gcov's JSON documents
 line "has code" when gcov has a record of it on some platform; lines
 without one (declarations, comments, braces, macro bodies, which gcov
 counts where the macro is used) are not counted.  A line that ran on no
-platform is "explained" when tests/coverage-explained names its function
+platform is "explained" when the base's tests/coverage-explained names its function
 and a piece of its text, with the reason; the others are "unexplained".
 """
 import json
@@ -18,7 +18,6 @@ import sys
 from collections import defaultdict
 
 src, diff_path, tmp = sys.argv[1:4]
-top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLATFORMS = ("amd", "intel")
 
 
@@ -93,9 +92,9 @@ def functions(path):
 
 
 def explained():
-    """[(function, text, reason)] from tests/coverage-explained"""
+    """[(function, text, reason)] from the base's tests/coverage-explained"""
     out = []
-    with open(os.path.join(top, "tests", "coverage-explained")) as f:
+    with open(os.path.join(os.environ["KS_TESTS"], "coverage-explained")) as f:
         for l in f:
             if l.strip() and not l.startswith("#"):
                 fn, text, why = (x.strip() for x in l.split("|", 2))
@@ -158,7 +157,7 @@ print("Changed lines with code that ran on no platform: %d, %d of them unexplain
       % (len(missed), len(unexplained)))
 for path, n, fn, t, why in missed:
     print("  %s:%d %s: %s\n      %s" % (short(path), n, fn, t,
-          why if why else "UNEXPLAINED (add a reason to tests/coverage-explained)"))
+          why if why else "UNEXPLAINED (add a reason to the base's tests/coverage-explained)"))
 if nocode:
     print()
     print("Changed statements without a gcov record of their own (at -O2 the compiler")

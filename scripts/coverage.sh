@@ -3,7 +3,7 @@
 # arch/x86/kvm ran, on which platform, in a run of the lists on the coverage
 # kernel (make coverage: run-tests.sh -k patched-gcov, whose guests save
 # arch/x86/kvm's gcov counters in each boot's gcov/ folder).  RESULTS are
-# such runs' folders, added up (default $KS_CACHE/results/patched-gcov;
+# such runs' folders, added up (default $KS_CACHE/BASE/results/patched-gcov;
 # e.g. a second run with KS_RUN=NAME and -f adds tests).  Prints a
 # table: for every function the series adds or changes, its changed lines
 # that have code, how many ran on amd, on intel, on either, and the lines
@@ -67,5 +67,5 @@ grep -q '^+++ b/' "$tmp/diff" || die "git diff base-fixed patched shows no chang
 		[ ! -s "$res/stamp" ] || { echo "${res/#$CACHE\//}, the run's stamp:"; sed 's/^/  /' "$res/stamp"; }
 	done
 	echo
-	python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp"
+	KS_TESTS=$TESTS python3 "$TOP/scripts/coverage.py" "$SRC" "$tmp/diff" "$tmp"
 } | tee "$1/coverage.txt"

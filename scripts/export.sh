@@ -13,7 +13,7 @@ lock_cache -x tree
 	die "$SRC is a rebuild from patches/ that did not finish: run make tree, not export"
 g() { git -C "$SRC" "$@"; }
 
-mapfile -t groups < <(grep -v '^#' "$TOP/patches/groups" | sed '/^[[:space:]]*$/d')
+mapfile -t groups < <(grep -v '^#' "$PATCHES/groups" | sed '/^[[:space:]]*$/d')
 prev=base
 last=base
 tmp=$(mktemp -d)
@@ -34,15 +34,15 @@ done
 [ "$(g rev-parse HEAD)" = "$(g rev-parse "$prev")" ] ||
 	die "HEAD is not at grp/$last: tag the new commits' group (git tag -f grp/<group>)"
 for grp in "${groups[@]}"; do
-	rm -f "$TOP/patches/$grp"/*.patch
+	rm -f "$PATCHES/$grp"/*.patch
 	[ -d "$tmp/$grp" ] || continue
-	mkdir -p "$TOP/patches/$grp"
-	cp "$tmp/$grp"/*.patch "$TOP/patches/$grp/" 2>/dev/null || true
+	mkdir -p "$PATCHES/$grp"
+	cp "$tmp/$grp"/*.patch "$PATCHES/$grp/" 2>/dev/null || true
 done
 {
 	echo "# quilt order; written by scripts/export.sh"
 	cat "$tmp/series"
-} >"$TOP/patches/series"
+} >"$PATCHES/series"
 # the tags the other scripts use follow the exported commits
 g tag -f patched HEAD >/dev/null
 if g rev-parse -q --verify grp/base >/dev/null; then g tag -f base-fixed grp/base >/dev/null; fi

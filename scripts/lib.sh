@@ -2,9 +2,21 @@
 # Common settings for the harness scripts; sourced, never run.
 # shellcheck disable=SC2034 # the variables are for the sourcing scripts
 
-BASE_PKG=linux-source-6.1
-BASE_PIN=6.1.192-3
-BASE_TAR=usr/src/linux-source-6.1.tar.xz
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The base: a directory bases/NAME (BASE=NAME; bases/default names the one
+# used when BASE is unset).  Its base.conf holds the fields (no logic), its
+# patches/, tests/ and mutants/ the series, lists, baselines and deliberate
+# bugs of that base (docs/running.md, "Bases").
+[ -n "${BASE:-}" ] || BASE=$(cat "$TOP/bases/default")
+if [[ ! $BASE =~ ^[0-9a-z.]+$ ]] || [ ! -f "$TOP/bases/$BASE/base.conf" ]; then
+	echo "error: BASE=$BASE: no such base (bases/*/base.conf: $(cd "$TOP/bases" && printf '%s ' */base.conf | sed 's#/base.conf##g'))" >&2
+	exit 1
+fi
+export BASE
+BDIR=$TOP/bases/$BASE
+# shellcheck source=bases/6.1/base.conf
+. "$BDIR/base.conf"
+PATCHES=$BDIR/patches TESTS=$BDIR/tests MUTANTS=$BDIR/mutants
 # The pinned base and its sums.  KS_BASE_VERSION (make rebase, in a cache of
 # its own) names another version of the package: its .deb is checked
 # against the SHA256 of apt's signed index (fetch-base.sh), and the tarball
@@ -12,23 +24,67 @@ BASE_TAR=usr/src/linux-source-6.1.tar.xz
 BASE_VER=${KS_BASE_VERSION:-$BASE_PIN}
 BASE_DEB_SHA256="" BASE_TAR_SHA256=""
 if [ "$BASE_VER" = "$BASE_PIN" ]; then
-	BASE_DEB_SHA256=5259c57ca92092da39bd2ea803046da0e3c28f2b6a11ea20f6297468188ceb67
-	BASE_TAR_SHA256=cacdc3830989309d042083be3307969e55600ed7f908cf00df544c5ff50759a1
+	BASE_DEB_SHA256=$BASE_PIN_DEB_SHA256
+	BASE_TAR_SHA256=$BASE_PIN_TAR_SHA256
 fi
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=guest/protocol.sh
 . "$TOP/guest/protocol.sh"
 HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
-CACHE=${KS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvm-series}
+# $CACHE_ROOT holds what the bases share (downloads, ccache); $CACHE the
+# base's own trees, builds, results and locks.
+CACHE_ROOT=${KS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvm-series}
+CACHE=$CACHE_ROOT/$BASE
+DL=$CACHE_ROOT/dl
 SRC=$CACHE/linux            # git tree: base commit + one commit per patch
 BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests
-export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE_ROOT/ccache}
 
 die() { echo "error: $*" >&2; exit 1; }
+# apt_base ARGS... / apt_base_cache ARGS...: apt-get / apt-cache for the
+# base's package.  With BASE_SUITE set, through a private source list that
+# names that suite on the host's own Debian mirror (read from the host's
+# apt sources now, never written in the repo), with its own lists under
+# $DL/apt-SUITE; the host's apt configuration is left as it is.  Without
+# it, the host's apt as it is.
+apt_private() {
+	local d=$DL/apt-$BASE_SUITE mirror codename
+	case $BASE_SUITE in
+	'') return 0 ;;
+	*-security) die "BASE_SUITE=$BASE_SUITE: a security suite must be in the host's apt sources" ;;
+	esac
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	apt_opts=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o APT::Sandbox::User=root)
+	# the private lists are refreshed once a day
+	[ ! -f "$d/sources.list" ] || [ -n "$(find "$d/updated" -mmin -1440 2>/dev/null)" ] || rm -f "$d/sources.list"
+	[ ! -f "$d/sources.list" ] || return 0
+	# the URI that serves the host's own release (its main archive, not
+	# the security one) in the host's sources, one-line or deb822 form
+	. /etc/os-release
+	codename=${VERSION_CODENAME:?/etc/os-release names no codename}
+	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk -v c="$codename" '$1 == "deb" { for (i = 2; i < NF; i++) if ($i !~ /^\[/ && $i ~ /:\/\//) { if ($(i + 1) == c) print $i; break } }' | head -1)
+	[ -n "$mirror" ] || mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk -v c="$codename" 'BEGIN { RS = ""; FS = "\n" }
+			{ u = ""; ok = 0
+			  for (i = 1; i <= NF; i++) {
+				if ($i ~ /^URIs:/) { split($i, a, " "); u = a[2] }
+				if ($i ~ /^Suites:/) { n = split($i, b, " "); for (j = 2; j <= n; j++) if (b[j] == c) ok = 1 } }
+			  if (ok && u != "") { print u; exit } }')
+	[ -n "$mirror" ] || die "cannot find the Debian mirror of '$codename' in the host's apt sources, to fetch $BASE_PKG from $BASE_SUITE"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $BASE_SUITE main" >"$d/sources.list.new"
+	mv "$d/sources.list.new" "$d/sources.list"
+	log "apt: $BASE_PKG from $mirror $BASE_SUITE (a private source list in $d)"
+	apt-get "${apt_opts[@]}" -q update >"$d/update.log" 2>&1 ||
+		{ rm -f "$d/sources.list"; tail -5 "$d/update.log" >&2; die "apt-get update of $BASE_SUITE failed (above)"; }
+	touch "$d/updated"
+}
+apt_base() { local apt_opts=(); apt_private; apt-get ${apt_opts[@]+"${apt_opts[@]}"} "$@"; }
+apt_base_cache() { local apt_opts=(); apt_private; apt-cache ${apt_opts[@]+"${apt_opts[@]}"} "$@"; }
 # base_versions: the versions of $BASE_PKG that apt offers, oldest first
 base_versions() {
-	apt-cache madison "$BASE_PKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -uV
+	apt_base_cache madison "$BASE_PKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -uV
 }
 # help: print the calling script's header comment (its usage) and exit;
 # -h/--help as the first argument of any script that sources this file.
@@ -55,6 +111,7 @@ stamp() {
 	rev=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null || echo "no git")
 	git -C "$TOP" diff --quiet HEAD -- 2>/dev/null || rev="$rev with uncommitted changes"
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "base: $BASE ($BASE_PKG $BASE_VER)"
 	echo "repo: $rev"
 	echo "patches: $(patches_hash | cut -c1-12) (patches_hash)"
 	echo "command: $*"
@@ -189,7 +246,7 @@ results_dir() {
 	echo "$CACHE/results/$1${KS_RUN:+-$KS_RUN}"
 }
 patches_hash() {
-	(cd "$TOP/patches" && cat series && sed 's/#.*//; s/[[:space:]]//g; /^$/d' series |
+	(cd "$PATCHES" && cat series && sed 's/#.*//; s/[[:space:]]//g; /^$/d' series |
 		while read -r f; do cat "$f" 2>/dev/null || echo "missing $f"; done) | sha256sum | cut -d' ' -f1
 }
 

@@ -68,22 +68,22 @@ while read -r p; do
 	p=${p%%#*}
 	p=${p//[[:space:]]/}
 	[ -n "$p" ] || continue
-	[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
+	[ -f "$PATCHES/$p" ] || die "patches/series names $p, which does not exist"
 	grp=$(dirname "$p")
 	if [ -n "$prev" ] && [ "$grp" != "$prev" ]; then
 		g tag -f "grp/$prev" HEAD >/dev/null
 		[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null
 	fi
 	prev=$grp
-	if ! g am -q --keep-cr --committer-date-is-author-date "$TOP/patches/$p" >/dev/null 2>"$CACHE/am.log"; then
+	if ! g am -q --keep-cr --committer-date-is-author-date "$PATCHES/$p" >/dev/null 2>"$CACHE/am.log"; then
 		echo "error: patch $p does not apply:" >&2
 		g am --show-current-patch=diff >/dev/null 2>&1 || true
-		g apply --check -v "$TOP/patches/$p" 2>&1 | grep -E '^(error|Checking|Hunk|patch failed)' | head -20 >&2 || true
+		g apply --check -v "$PATCHES/$p" 2>&1 | grep -E '^(error|Checking|Hunk|patch failed)' | head -20 >&2 || true
 		cat "$CACHE/am.log" >&2
 		g am --abort >/dev/null 2>&1 || true
 		exit 1
 	fi
-done <"$TOP/patches/series"
+done <"$PATCHES/series"
 if [ -n "$prev" ]; then
 	g tag -f "grp/$prev" HEAD >/dev/null
 	[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null

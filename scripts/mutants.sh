@@ -20,11 +20,11 @@
 # killed when a test fails; it survives when they all pass.  Prints a
 # table: mutant, platform, what is broken, tests, killed/survived (with
 # the Survives: reason), time; a run of the whole set also writes it to
-# docs/results/mutants.md.  Logs stay in $KS_CACHE/mutants/NAME.*.
+# docs/results/mutants.md.  Logs stay in $KS_CACHE/BASE/mutants/NAME.*.
 # mutants.sh -n [REGEX] checks the headers only (platform, tests that exist
 # in the lists) and that each mutant applies to the patched tree, and exits:
 # part of make check.  mutants.sh -r writes docs/results/mutants.md from the
-# last verdict of every mutant ($KS_CACHE/mutants/row.NAME) without running
+# last verdict of every mutant ($KS_CACHE/BASE/mutants/row.NAME) without running
 # anything: after a run of some mutants, the table of the whole set.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -34,12 +34,12 @@ check_only=0 report_only=0
 filter=${1:-.}
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
 [ "$check_only" = 1 ] || [ -f "$BUILD/patched/arch/x86/boot/bzImage" ] || die "no patched kernel (run make build)"
-mapfile -t all < <(find "$TOP/mutants" -name '*.diff' | sort | grep -E -- "$filter" || true)
+mapfile -t all < <(find "$MUTANTS" -name '*.diff' | sort | grep -E -- "$filter" || true)
 [ ${#all[@]} -gt 0 ] || die "no mutant matches '$filter'"
 out=$CACHE/mutants
 mkdir -p "$out"
 lock=$CACHE/.lock.tree  # lib.sh, lock_cache
-listed=$(cat "$TOP/tests/list" "$TOP/tests/list.intel" | grep -v '^#' | cut -d'|' -f1 | tr -d ' ')
+listed=$(cat "$TESTS/list" "$TESTS/list.intel" | grep -v '^#' | cut -d'|' -f1 | tr -d ' ')
 kos=(arch/x86/kvm/kvm.ko arch/x86/kvm/kvm-amd.ko arch/x86/kvm/kvm-intel.ko)
 
 # Check every header before anything runs.
@@ -86,10 +86,10 @@ write_doc() { # SUMMARY
 	local repo
 	# the state of the repo before this page is rewritten
 	repo=$(git -C "$TOP" rev-parse --short HEAD)
-	if [ -n "$(git -C "$TOP" status --porcelain -- . ':!docs/results/mutants.md')" ]; then
+	if [ -n "$(git -C "$TOP" status --porcelain -- . ":!$RESULTS/mutants.md")" ]; then
 		repo="$repo with uncommitted changes"
 	fi
-	mkdir -p "$TOP/docs/results"
+	mkdir -p "$TOP/$RESULTS"
 	{
 		echo "# Mutants: the whole set"
 		echo
@@ -104,8 +104,8 @@ write_doc() { # SUMMARY
 		echo "$1."
 		echo
 		cat "$out/table"
-	} >"$TOP/docs/results/mutants.md"
-	log "written to docs/results/mutants.md"
+	} >"$TOP/$RESULTS/mutants.md"
+	log "written to $RESULTS/mutants.md"
 }
 if [ "$report_only" = 1 ]; then
 	[ "$filter" = . ] || die "-r reports the whole set: no REGEX"

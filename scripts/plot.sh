@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # plot.sh DIR [dirty|nx|cr0|all [ROUNDS [perf|lockstat|debug]]]: SVG plots of a bench.sh output
-# folder ($KS_CACHE/bench/PLATFORM, or a copy of one), written into DIR
+# folder ($KS_CACHE/BASE/bench/PLATFORM, or a copy of one), written into DIR
 # beside the raw data, for what DIR has (of boots 1..ROUNDS, default all):
 #  dirty.svg    each boot's per-iteration clear-dirty-log times, base and
 #               patched (series A)

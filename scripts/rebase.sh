@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rebase.sh [-n] VERSION: move the series to another version of Debian's
 # linux-source-6.1 that apt offers (make rebase BASE_VERSION=VERSION).  In a
-# cache of its own, $KS_CACHE/rebase/VERSION: fetch that version (its .deb
+# cache of its own, $KS_CACHE/BASE/rebase/VERSION: fetch that version (its .deb
 # checked against apt's signed index), make the tree from patches/
 # (stopping at the first patch that does not apply, with its failing
 # hunks), build the base and patched kernels and selftests, record the
@@ -18,7 +18,7 @@ check=0
 [ "${1:-}" != -n ] || { check=1; shift; }
 [ $# = 1 ] || die "usage: rebase.sh [-n] VERSION (make rebase BASE_VERSION=VERSION); apt offers: $(base_versions | paste -sd' ' -)"
 ver=$1
-[[ $ver =~ ^6\.1\.[0-9]+-[0-9A-Za-z.+~]+$ ]] || die "'$ver' is not a version of $BASE_PKG (like $BASE_PIN)"
+[[ $ver =~ ^[0-9][0-9.]*-[0-9A-Za-z.+~]+$ ]] || die "'$ver' is not a version of $BASE_PKG (like $BASE_PIN)"
 grep -qx -- "$ver" < <(base_versions) ||
 	die "apt does not offer $BASE_PKG $ver (it offers: $(base_versions | paste -sd' ' -); run apt-get update if that list is old)"
 [ "$ver" != "$BASE_PIN" ] || log "note: $ver is the pinned base; this rebuilds it in a cache of its own"
@@ -33,7 +33,7 @@ mkdir -p "$KS_BASELINES"
 # start from the pinned base's baselines, so that their reasons are kept;
 # -w below rewrites each test's status from this base's run
 for f in baseline baseline.intel; do
-	[ -f "$KS_BASELINES/$f" ] || cp "$TOP/tests/$f" "$KS_BASELINES/$f"
+	[ -f "$KS_BASELINES/$f" ] || cp "$TESTS/$f" "$KS_BASELINES/$f"
 done
 s=$TOP/scripts
 "$s/setup.sh"
@@ -41,7 +41,7 @@ s=$TOP/scripts
 log "rebase onto $BASE_PKG $ver in $dir: fetching the base"
 "$s/fetch-base.sh"
 log "rebase: the tree"
-"$s/mktree.sh" || die "the series does not apply to $ver (the patch and hunks above): fix that patch in patches/ (a fix already in $ver: git -C $dir/linux apply -R --check $TOP/patches/GROUP/NNNN-...patch), then run make rebase again"
+"$s/mktree.sh" || die "the series does not apply to $ver (the patch and hunks above): fix that patch in patches/ (a fix already in $ver: git -C $dir/linux apply -R --check $PATCHES/GROUP/NNNN-...patch), then run make rebase again"
 log "rebase: building the base and the patched kernels (a new base recompiles much of the kernel)"
 "$s/build.sh" base all
 "$s/build.sh" patched all
@@ -55,7 +55,7 @@ KS_RUN=rebase "$s/run-tests.sh" -k base -w 2>&1 | tee "$blog" || true
 grep -Eq '^[0-9]+ passed, [0-9]+ failed' "$blog" ||
 	die "the base's run did not finish (see $blog): no baselines recorded for $ver"
 for f in baseline baseline.intel; do
-	awk '!/^#/ { print $1, $2 }' "$TOP/tests/$f" | sort >"$KS_BASELINES/.$f.pinned"
+	awk '!/^#/ { print $1, $2 }' "$TESTS/$f" | sort >"$KS_BASELINES/.$f.pinned"
 	awk '!/^#/ { print $1, $2 }' "$KS_BASELINES/$f" | sort |
 		comm -13 "$KS_BASELINES/.$f.pinned" - | sed "s/^/rebase: $ver differs from the pinned base: /" >&2
 done

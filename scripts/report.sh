@@ -10,9 +10,9 @@
 #  - the coverage of the changed lines (docs/results/coverage.txt, which
 #    make coverage writes);
 #  - the last two runs of each benchmark (bench.sh keeps them in
-#    $KS_CACHE/bench/runs), as the harness printed them, with their plots;
+#    $KS_CACHE/BASE/bench/runs), as the harness printed them, with their plots;
 #  - the last live-migration run of each platform (migrate.sh keeps them
-#    in $KS_CACHE/results/migrate-runs).
+#    in $KS_CACHE/BASE/results/migrate-runs).
 # Each part says where it comes from: the date, the repo's commit, the
 # patches' hash, the command and the host's speed loop (lib.sh, stamp).
 # A part whose data is missing says so; it is not left out silently.
@@ -21,7 +21,7 @@ set -euo pipefail
 variant=${1:-patched}
 variant_rev "$variant" >/dev/null
 top=$(results_dir "$variant")
-out=$TOP/docs/results
+out=$TOP/$RESULTS
 mkdir -p "$out/plots"
 day=$(date -u +%Y-%m-%d)
 page=$out/latest.md
@@ -48,8 +48,8 @@ tests_part() {
 	echo "\"base\": the outcome tests/baseline* records on the base kernel; guest s: the test's time on the guest's clock; work s: seconds of work, the unit of the limit (docs/running.md, \"Limits, hangs and host speed\")."
 	for p in amd intel; do
 		[ -s "$top/$p/results" ] || continue
-		base=$TOP/tests/baseline
-		[ "$p" = amd ] || base=$TOP/tests/baseline.intel
+		base=$TESTS/baseline
+		[ "$p" = amd ] || base=$TESTS/baseline.intel
 		echo
 		echo "### $p (kernel built from $(cat "$top/$p/kernel-rev" 2>/dev/null || echo 'an unrecorded tree'))"
 		echo
@@ -72,10 +72,10 @@ mutants_part() {
 	echo "## Mutants"
 	echo
 	if [ ! -s "$out/mutants.md" ]; then
-		echo "No docs/results/mutants.md: run \`make mutants\`."
+		echo "No $RESULTS/mutants.md: run \`make mutants\`."
 		return
 	fi
-	echo "docs/results/mutants.md, as the last \`make mutants\` (or mutants.sh -r, the whole set from each mutant's last run) wrote it:"
+	echo "$RESULTS/mutants.md, as the last \`make mutants\` (or mutants.sh -r, the whole set from each mutant's last run) wrote it:"
 	echo
 	# its own title dropped, its sections one level down
 	sed '1{/^# /d}; s/^## /### /' "$out/mutants.md"
@@ -85,10 +85,10 @@ coverage_part() {
 	echo "## Coverage of the changed lines"
 	echo
 	if [ ! -s "$out/coverage.txt" ]; then
-		echo "No docs/results/coverage.txt: run \`make coverage\`."
+		echo "No $RESULTS/coverage.txt: run \`make coverage\`."
 		return
 	fi
-	echo "docs/results/coverage.txt, as \`make coverage\` wrote it:"
+	echo "$RESULTS/coverage.txt, as \`make coverage\` wrote it:"
 	echo
 	echo '```'
 	cat "$out/coverage.txt"
@@ -168,4 +168,4 @@ migrate_part() {
 } >"$page.new"
 mv "$page.new" "$page"
 cp "$page" "$out/$day.md"
-log "written docs/results/latest.md and $day.md"
+log "written $RESULTS/latest.md and $day.md"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# retag.sh [-n]: after a rebase of the tree ($KS_CACHE/linux: an edited,
+# retag.sh [-n]: after a rebase of the tree ($KS_CACHE/BASE/linux: an edited,
 # reworded or split commit), move each group's tag (grp/GROUP of
 # patches/groups) and "patched" to where they belong in HEAD's history.
 # A tag whose commit is still in HEAD's history stays.  Otherwise it moves
@@ -30,7 +30,7 @@ while read -r g; do
 	0) die "$t: no commit of HEAD's history has the subject '$subj' (tag it by hand: git -C $SRC tag -f $t COMMIT)" ;;
 	*) die "$t: several commits have the subject '$subj' (tag it by hand: git -C $SRC tag -f $t COMMIT)" ;;
 	esac
-done < <(sed 's/#.*//; s/[[:space:]]//g' "$TOP/patches/groups")
+done < <(sed 's/#.*//; s/[[:space:]]//g' "$PATCHES/groups")
 head=$(git -C "$SRC" rev-parse HEAD)
 [ "$(git -C "$SRC" rev-parse 'patched^{commit}')" = "$head" ] || moves+=("patched $head")
 if [ ${#moves[@]} = 0 ]; then

@@ -55,7 +55,7 @@ amd | intel) ;;
 esac
 # KS_BASELINES: the directory of baseline and baseline.intel (default
 # tests/; make rebase records and uses those of another base elsewhere).
-baselines=${KS_BASELINES:-$TOP/tests}
+baselines=${KS_BASELINES:-$TESTS}
 [ -d "$baselines" ] || die "KS_BASELINES: no directory $baselines"
 # plat_files PLATFORM -> "list baseline vm-script [splat-ignore]"
 # Time limits in the lists are seconds of work, enforced in the guest
@@ -64,9 +64,9 @@ baselines=${KS_BASELINES:-$TOP/tests}
 # The host's watchdog goes by the guest's own account of its progress.
 plat_files() {
 	case $1 in
-	amd) echo "$TOP/tests/list $baselines/baseline $TOP/scripts/vm-amd.sh" ;;
-	intel) echo "$TOP/tests/list.intel $baselines/baseline.intel $TOP/scripts/vm-intel.sh" \
-		"$TOP/tests/splat-ignore.intel" ;;
+	amd) echo "$TESTS/list $baselines/baseline $TOP/scripts/vm-amd.sh" ;;
+	intel) echo "$TESTS/list.intel $baselines/baseline.intel $TOP/scripts/vm-intel.sh" \
+		"$TESTS/splat-ignore.intel" ;;
 	esac
 }
 # A boot's own time limit, a last resort behind the watchdog: its tests'
@@ -134,7 +134,7 @@ for p in $platforms; do
 done
 [ "$check" = 0 ] || { log "run-tests.sh: $n tests selected, arguments and paths fine"; exit 0; }
 lock_cache -s "build-$variant"
-# KS_RUN=NAME keeps this run's results apart ($KS_CACHE/results/VARIANT-NAME),
+# KS_RUN=NAME keeps this run's results apart ($KS_CACHE/BASE/results/VARIANT-NAME),
 # so that two runs of one variant can go side by side.
 top=$(results_dir "$variant")
 # One run at a time per results folder: a second one would delete it.

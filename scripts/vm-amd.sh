@@ -43,7 +43,7 @@ esac
 printf '%s\n' "$*" >"$dir/job.sh"
 
 # Guest-side limit first (the job gets sysrq dumps), then QEMU's own.
-cmdline="console=ttyS0 root=/dev/root rootfstype=9p ro"
+cmdline="console=ttyS0 root=$ROOT_DEV rootfstype=9p ro"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
 cmdline+=" init=$TOP/guest/init-amd.sh clocksource=tsc tsc=reliable"
 cmdline+=" panic=-1 loglevel=5 watchdog_thresh=30 printk.devkmsg=on"

@@ -106,7 +106,7 @@ for s in "$sdir" $named; do
 	while read -r t; do
 		if grep -qxF -e "$t" -e "./$t" -e "$s/$t" <<<"$words"; then put "$s/$t"; fi
 	done < <(cd "$s" && find . -type f -perm -u+x ! -name '*.sh' | sed 's|^\./||')
-	[ ! -f "$s/x86_64/nx_huge_pages_test.sh" ] || put "$s/x86_64/nx_huge_pages_test.sh"
+	[ ! -f "$s/$ST_ARCH/nx_huge_pages_test.sh" ] || put "$s/$ST_ARCH/nx_huge_pages_test.sh"
 done
 for f in "${inputs[@]}"; do cp "$f" "$root/ks/out/"; done
 {
@@ -233,4 +233,4 @@ elif [ -f "$dir/chan.log" ]; then
 	chan_results >"$dir/results"
 fi
 [ ! -f "$dir/rebooted" ] || rm -f "$dir/rc"
-vm_verdict "$dir" "$dir/bochs.out" Bochs "$rc" "$TOP/tests/splat-ignore.intel"
+vm_verdict "$dir" "$dir/bochs.out" Bochs "$rc" "$TESTS/splat-ignore.intel"
