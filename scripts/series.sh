@@ -52,6 +52,35 @@ addrs() {
 			if ((substr(re, 1, 1) == "!" ? $0 !~ substr(re, 2) : $0 ~ re) && !seen[a]++) print a }' |
 		paste -sd, -
 }
+# results_of FILE: the lines a cover's @RESULTS@ becomes.  FILE: one line
+# per kept run, "FOLDER | what ran | REGEX": the run's results folder
+# under $CACHE/results (run-tests.sh; KS_RUN=NAME gives VARIANT-NAME), a
+# label, and the list entries to report (an extended regex that must match
+# the whole name).  Each run gives its label and stamp date, then one line
+# per entry and platform: its outcome and, for a failure, what the test
+# said.  A run that is missing, or that has none of the entries, stops it.
+results_of() {
+	local folder label re p r n
+	while IFS='|' read -r folder label re; do
+		folder=$(echo "$folder" | xargs) label=$(echo "$label" | sed 's/^ *//; s/ *$//') re=$(echo "$re" | xargs)
+		case $folder in '#'* | '') continue ;; esac
+		r=$CACHE/results/$folder
+		[ -f "$r/stamp" ] || die "$1: no kept run $r (run it first)"
+		echo "- $label ($(sed -n 's/^date: //p' "$r/stamp"), $(sed -n 's/^command: //p' "$r/stamp")):"
+		n=0
+		for p in amd intel; do
+			[ -f "$r/$p/results" ] || continue
+			while IFS='|' read -r name st _ detail; do
+				n=$((n + 1))
+				case $st in
+				pass) echo "  $name ($p): pass" ;;
+				*) echo "  $name ($p): $st${detail:+: $detail}" ;;
+				esac
+			done < <(grep -E "^($re)\|" "$r/$p/results")
+		done
+		[ "$n" -gt 0 ] || die "$1: the run in $r has no entry matching '$re'"
+	done <"$1"
+}
 # The postings before a group: its prerequisite-patch-id lines name them.
 posted=()
 prev=base-fixed
@@ -112,11 +141,19 @@ while read -r grp; do
 		[ "$SERIES_STACKED" = no ] ||
 			ids=$(for c in $(g rev-list --reverse "base-fixed..$prev"); do
 				g show "$c" | git patch-id --stable | cut -d' ' -f1; done | paste -sd' ' -)
-		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" "$note" "$ids" <<'PY'
+		# @RESULTS@ in the cover: what ran where, from the kept runs
+		# that patches/GROUP/results names (results_of)
+		results=""
+		if grep -q '@RESULTS@' "$cover"; then
+			[ -f "$PATCHES/$grp/results" ] || die "patches/$grp/cover has @RESULTS@ but there is no patches/$grp/results"
+			results=$(results_of "$PATCHES/$grp/results")
+		fi
+		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" "$note" "$ids" "$results" <<'PY'
 import glob, re, sys, textwrap
-d, cover, to, cc, me, note, ids = sys.argv[1:]
+d, cover, to, cc, me, note, ids, results = sys.argv[1:]
 prereq = ''.join('prerequisite-patch-id: %s\n' % i for i in ids.split())
 subject, _, text = open(cover).read().partition('\n')
+text = text.replace('@RESULTS@', results)
 for f in sorted(glob.glob(d + '/*.patch')):
     s = open(f).read()
     if '0000-cover-letter' in f:
