@@ -19,7 +19,11 @@ moves=()
 while read -r g; do
 	[ -n "$g" ] || continue
 	t=grp/$g
-	old=$(git -C "$SRC" rev-parse -q --verify "$t^{commit}") || die "no tag $t in $SRC (make tree)"
+	# a group with no patch (e.g. a base that needs no fixes) has no tag
+	if ! old=$(git -C "$SRC" rev-parse -q --verify "$t^{commit}"); then
+		grep -q "^$g/" "$PATCHES/series" || continue
+		die "no tag $t in $SRC (make tree)"
+	fi
 	if git -C "$SRC" merge-base --is-ancestor "$old" HEAD; then
 		continue
 	fi
