@@ -75,8 +75,12 @@ counters() {
 }
 
 # The work clock: now_ms, and factor (thousandths) from the host
-factor=1000
-now_ms() { local us=${EPOCHREALTIME/./}; echo "${us%???}"; }
+factor=1000 t=0 t0ms=0 last=0
+# now_ms VAR: the time in ms into VAR, with no subshell (a command
+# substitution in the once-a-second loop below was seen to fail once in
+# bash 5.2 on the Intel guest, "command substitution: syntax error", and
+# end the run)
+now_ms() { local us=${EPOCHREALTIME/./}; printf -v "$1" %s "${us%???}"; }
 speed() {
 	local f=1000
 	[ "${KS_WORK_CLOCK:-wall}" = guest ] || read -r f 2>/dev/null <"$KS_OUT/hostspeed" || f=1000
@@ -107,7 +111,8 @@ while IFS='|' read -r name mmu secs params cmd; do
 	progress "$name" 0 "$secs"
 	echo "$KS_MARK $name ($mmu, limit ${secs}s): $cmd"
 	echo "$KS_MARK $name" >/dev/kmsg
-	t0=$(date +%s) t0ms=$(now_ms)
+	t0=$(date +%s)
+	now_ms t0ms
 	if [ -z "$vendor" ] || ! load "$mmu" "$params"; then
 		result "$name|fail|0|KVM did not load"; cur=""
 		continue
@@ -119,10 +124,11 @@ while IFS='|' read -r name mmu secs params cmd; do
 	(cd "$KS_SELFTESTS" && exec setsid stdbuf -oL -eL bash -c "$cmd") >"$out" 2>&1 &
 	pid=$!
 	# The limit is on the work clock (above); the dump comes before the kill.
-	work=0 last=$(now_ms) fmax=$factor hung=0 next=0
+	work=0 fmax=$factor hung=0 next=0
+	now_ms last
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
-		t=$(now_ms)
+		now_ms t
 		work=$((work + (t - last) * 1000 / factor))
 		last=$t
 		if [ "$work" -ge $((secs * 1000)) ]; then
@@ -150,7 +156,7 @@ while IFS='|' read -r name mmu secs params cmd; do
 	wait "$pid"
 	rc=$?
 	[ "$hung" = 0 ] || rc=$KS_RC_HANG
-	t=$(now_ms)
+	now_ms t
 	work=$((work + (t - last) * 1000 / factor))
 	dt=$(($(date +%s) - t0))
 	line="$name|$dt|$((work / 1000))|$secs|$fmax"
