@@ -24,7 +24,7 @@ if [ ! -f "$deb" ]; then
 	if ! (cd "$DL" && apt_base download "$BASE_PKG=$BASE_VER" >/dev/null 2>"$DL/apt.log"); then
 		offered=$(base_versions | paste -sd' ' -)
 		if ! grep -qx -- "$BASE_VER" < <(base_versions); then
-			die "apt no longer offers $BASE_PKG $BASE_VER, the base the series is pinned to (offered: ${offered:-none}; run apt-get update if that list is old).  Move the series to one of those: make rebase BASE_VERSION=VERSION (docs/running.md, \"A new base\")"
+			die "apt no longer offers $BASE_PKG $BASE_VER, the base the series is pinned to (offered: ${offered:-none}; run apt-get update if that list is old).  Move the series to one of those: make rebase BASE=$BASE BASE_VERSION=VERSION (docs/running.md, \"A new base\")"
 		fi
 		die "apt offers $BASE_PKG=$BASE_VER but cannot fetch it (network, or run apt-get update?); see $DL/apt.log"
 	fi
