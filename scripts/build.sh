@@ -54,6 +54,10 @@ mk() { make -s -C "$src" O="$out" -j"$jobs" CC="ccache gcc" "$@"; }
 # every Makefile of the M= directory, and nothing outside it).
 gcov=()
 case $variant in *-gcov) gcov=(GCOV_PROFILE=y) ;; esac
+# arch/x86/kvm alone, as an M= build into the variant's build folder: MO=
+# says where since Linux 6.13 (without it 7.3 writes the objects into the
+# source tree); older kernels ignore it and write under O= as before.
+kvm_m=(M=arch/x86/kvm MO="$out/arch/x86/kvm")
 
 config() {
 	local frags=("$TOP/config/kvm-test.config") miss
@@ -100,7 +104,7 @@ kernel() {
 	fi
 	log "$variant: building kernel"
 	mk bzImage modules
-	[ ${#gcov[@]} = 0 ] || mk M=arch/x86/kvm "${gcov[@]}" modules
+	[ ${#gcov[@]} = 0 ] || mk "${kvm_m[@]}" "${gcov[@]}" modules
 	mk headers >/dev/null
 	stamp_rev
 }
@@ -132,7 +136,7 @@ kvm)
 	# only arch/x86/kvm's modules; the kernel must have been built (kernel)
 	[ -f "$out/Module.symvers" ] || die "no $variant kernel build in $out to build the KVM modules against (build.sh $variant kernel)"
 	config
-	mk M=arch/x86/kvm ${gcov[@]+"${gcov[@]}"} modules || die "the KVM module build of $variant failed (errors above)"
+	mk "${kvm_m[@]}" ${gcov[@]+"${gcov[@]}"} modules || die "the KVM module build of $variant failed (errors above)"
 	# a mutant's build (mutants.sh) is copied away and undone at once
 	[ "${KS_TREE_LOCKED:-0}" = 1 ] || stamp_rev ;;
 migrate) migrate ;;
