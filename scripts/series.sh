@@ -66,7 +66,7 @@ results_of() {
 		case $folder in '#'* | '') continue ;; esac
 		r=$CACHE/results/$folder
 		[ -f "$r/stamp" ] || die "$1: no kept run $r (run it first)"
-		echo "- $label ($(sed -n 's/^date: //p' "$r/stamp"), $(sed -n 's/^command: //p' "$r/stamp")):"
+		echo "- $label, $(sed -n 's/^date: //p' "$r/stamp"):"
 		n=0
 		for p in amd intel; do
 			[ -f "$r/$p/results" ] || continue
@@ -124,7 +124,9 @@ while read -r grp; do
 			to=$kvm cc="${others:+$others,}$lists"
 		fi
 		if [ "$SERIES_BASE_COMMIT" = no ]; then
-			note="Tested on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*}) with $(g rev-list --count base..base-fixed) fixes for its KVM selftests that are not posted."
+			nfix=$(g rev-list --count base..base-fixed)
+			note="Tested on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*})"
+			[ "$nfix" = 0 ] && note+="." || note+=" with $nfix fixes for its KVM selftests that are not posted."
 		else
 			note="Based on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*}): the base-commit below is that tree as imported, with $(g rev-list --count base..base-fixed) fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
 		fi
