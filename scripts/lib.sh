@@ -61,8 +61,8 @@ apt_private() {
 	[ ! -f "$d/sources.list" ] || return 0
 	# the URI that serves the host's own release (its main archive, not
 	# the security one) in the host's sources, one-line or deb822 form
-	. /etc/os-release
-	codename=${VERSION_CODENAME:?/etc/os-release names no codename}
+	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null | tr -d '"')
+	[ -n "$codename" ] || die "/etc/os-release names no VERSION_CODENAME: cannot find the host's Debian mirror"
 	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
 		awk -v c="$codename" '$1 == "deb" { for (i = 2; i < NF; i++) if ($i !~ /^\[/ && $i ~ /:\/\//) { if ($(i + 1) == c) print $i; break } }' | head -1)
 	[ -n "$mirror" ] || mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
