@@ -108,7 +108,7 @@ coverage:
 	$(S)/coverage.sh >$(RESULTS)/coverage.txt.new; rc=$$?; \
 		if grep -q '^function' $(RESULTS)/coverage.txt.new; then mv $(RESULTS)/coverage.txt.new $(RESULTS)/coverage.txt; \
 		cat $(RESULTS)/coverage.txt; else rm -f $(RESULTS)/coverage.txt.new; fi; exit $$rc
-# Move the series to another version of linux-source-6.1 that apt offers,
+# Move the series to another version of the base's package that apt offers,
 # in a cache of its own (docs/running.md, "A new base"): BASE_VERSION=VERSION.
 rebase:
 	$(S)/rebase.sh -n $(BASE_VERSION)

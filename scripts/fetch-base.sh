@@ -20,13 +20,16 @@ avail=$(df -Pk "$CACHE" | awk 'NR==2 {print $4}')
 [ "$avail" -ge 6000000 ] || die "need 6 GB free in $CACHE for the base, found $((avail / 1024)) MB"
 
 if [ ! -f "$deb" ]; then
+	apt_private  # a private suite's lists, its errors shown here
 	log "downloading $BASE_PKG=$BASE_VER"
 	if ! (cd "$DL" && apt_base download "$BASE_PKG=$BASE_VER" >/dev/null 2>"$DL/apt.log"); then
+		refresh="run apt-get update if that list is old"
+		[ -z "$BASE_SUITE" ] || refresh="rm $DL/apt-$BASE_SUITE/updated to refresh that list"
 		offered=$(base_versions | paste -sd' ' -)
 		if ! grep -qx -- "$BASE_VER" < <(base_versions); then
-			die "apt no longer offers $BASE_PKG $BASE_VER, the base the series is pinned to (offered: ${offered:-none}; run apt-get update if that list is old).  Move the series to one of those: make rebase BASE=$BASE BASE_VERSION=VERSION (docs/running.md, \"A new base\")"
+			die "apt no longer offers $BASE_PKG $BASE_VER, the base the series is pinned to (offered: ${offered:-none}; $refresh).  Move the series to one of those: make rebase BASE=$BASE BASE_VERSION=VERSION (docs/running.md, \"A new base\")"
 		fi
-		die "apt offers $BASE_PKG=$BASE_VER but cannot fetch it (network, or run apt-get update?); see $DL/apt.log"
+		die "apt offers $BASE_PKG=$BASE_VER but cannot fetch it (network? $refresh); see $DL/apt.log"
 	fi
 fi
 if [ -z "$BASE_DEB_SHA256" ]; then

@@ -35,6 +35,12 @@ HOME=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
 # base's own trees, builds, results and locks.
 CACHE_ROOT=${KS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvm-series}
 CACHE=$CACHE_ROOT/$BASE
+# the layout before the bases (one cache for 6.1, $KS_CACHE/linux): say so
+# rather than build a second tree beside a first that may hold unexported work
+if [ -d "$CACHE_ROOT/linux/.git" ] && [ "${KS_OLD_CACHE_OK:-0}" != 1 ]; then
+	echo "error: $CACHE_ROOT holds a cache of the old layout (linux, build, results, ... for 6.1); the cache is per base now: move them into $CACHE_ROOT/6.1/ (mkdir -p $CACHE_ROOT/6.1 && mv $CACHE_ROOT/{linux,linux-base,linux.stamp,build,results,bench,mutants} $CACHE_ROOT/6.1/, what exists of them; git -C $CACHE_ROOT/6.1/linux worktree prune) or remove them" >&2
+	exit 1
+fi
 DL=$CACHE_ROOT/dl
 SRC=$CACHE/linux            # git tree: base commit + one commit per patch
 BUILD=$CACHE/build          # $BUILD/{base,patched}: kernel + selftests
@@ -57,8 +63,8 @@ apt_private() {
 	apt_opts=(-o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=-
 		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o APT::Sandbox::User=root)
 	# the private lists are refreshed once a day
-	[ ! -f "$d/sources.list" ] || [ -n "$(find "$d/updated" -mmin -1440 2>/dev/null)" ] || rm -f "$d/sources.list"
-	[ ! -f "$d/sources.list" ] || return 0
+	[ ! -f "$d/sources.list" ] || [ -z "$(find "$d/updated" -mmin -1440 2>/dev/null)" ] || return 0
+	[ ! -f "$d/sources.list" ] || { apt_private_update "$d"; return 0; }
 	# the URI that serves the host's own release (its main archive, not
 	# the security one) in the host's sources, one-line or deb822 form
 	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null | tr -d '"')
@@ -76,9 +82,24 @@ apt_private() {
 	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $BASE_SUITE main" >"$d/sources.list.new"
 	mv "$d/sources.list.new" "$d/sources.list"
 	log "apt: $BASE_PKG from $mirror $BASE_SUITE (a private source list in $d)"
-	apt-get "${apt_opts[@]}" -q update >"$d/update.log" 2>&1 ||
-		{ rm -f "$d/sources.list"; tail -5 "$d/update.log" >&2; die "apt-get update of $BASE_SUITE failed (above)"; }
-	touch "$d/updated"
+	apt_private_update "$d"
+}
+# apt_private_update DIR: refresh the private lists; when that fails (e.g.
+# offline), go on with the lists of an earlier refresh if there are any
+apt_private_update() {
+	# apt-get update can exit 0 with nothing fetched: a list must be there,
+	# and newer than the last refresh
+	rm -f "$1/update.stamp" && touch "$1/update.stamp"
+	if apt-get "${apt_opts[@]}" -q update >"$1/update.log" 2>&1 &&
+		[ -n "$(find "$1/lists" -maxdepth 1 -name '*Packages*' -newer "$1/update.stamp" 2>/dev/null)" ] ||
+		{ ! grep -q '^[EW]: ' "$1/update.log" && compgen -G "$1/lists/*Packages*" >/dev/null; }; then
+		touch "$1/updated"
+	elif [ -f "$1/updated" ]; then
+		log "warning: apt-get update of $BASE_SUITE failed (network?), using the lists of $(date -r "$1/updated" '+%Y-%m-%d %H:%M'); see $1/update.log"
+	else
+		tail -5 "$1/update.log" >&2
+		die "apt-get update of $BASE_SUITE failed (above; network?): apt cannot tell which versions of $BASE_PKG the archive offers"
+	fi
 }
 apt_base() { local apt_opts=(); apt_private; apt-get ${apt_opts[@]+"${apt_opts[@]}"} "$@"; }
 apt_base_cache() { local apt_opts=(); apt_private; apt-cache ${apt_opts[@]+"${apt_opts[@]}"} "$@"; }
