@@ -59,10 +59,11 @@ addrs() {
 # the whole name).  Each run gives its label and stamp date, then one line
 # per entry and platform: its outcome and, for a failure, what the test
 # said.  A run that is missing, or that has none of the entries, stops it.
+trim() { sed 's/^[[:space:]]*//; s/[[:space:]]*$//' <<<"$1"; }
 results_of() {
 	local folder label re p r n
 	while IFS='|' read -r folder label re; do
-		folder=$(echo "$folder" | xargs) label=$(echo "$label" | sed 's/^ *//; s/ *$//') re=$(echo "$re" | xargs)
+		folder=$(trim "$folder") label=$(trim "$label") re=$(trim "$re")
 		case $folder in '#'* | '') continue ;; esac
 		r=$CACHE/results/$folder
 		[ -f "$r/stamp" ] || die "$1: no kept run $r (run it first)"
