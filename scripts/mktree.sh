@@ -68,7 +68,7 @@ while read -r p; do
 	p=${p%%#*}
 	p=${p//[[:space:]]/}
 	[ -n "$p" ] || continue
-	[ -f "$PATCHES/$p" ] || die "patches/series names $p, which does not exist"
+	[ -f "$PATCHES/$p" ] || die "bases/$BASE/patches/series names $p, which does not exist"
 	grp=$(dirname "$p")
 	if [ -n "$prev" ] && [ "$grp" != "$prev" ]; then
 		g tag -f "grp/$prev" HEAD >/dev/null

@@ -91,12 +91,12 @@ while read -r grp; do
 	n=$(g rev-list --count "$prev..grp/$grp")
 	if [ "$n" -gt 0 ]; then
 		cover=$PATCHES/$grp/cover
-		[ -f "$cover" ] || die "patches/$grp/cover is missing"
+		[ -f "$cover" ] || die "bases/$BASE/patches/$grp/cover is missing"
 		ver=1
 		[ -f "$PATCHES/$grp/version" ] && ver=$(cat "$PATCHES/$grp/version")
-		[[ $ver =~ ^[1-9][0-9]*$ ]] || die "patches/$grp/version: not a number: '$ver'"
+		[[ $ver =~ ^[1-9][0-9]*$ ]] || die "bases/$BASE/patches/$grp/version: not a number: '$ver'"
 		[ "$ver" = 1 ] || grep -q "^Changes in v$ver:" "$cover" ||
-			die "patches/$grp/cover: v$ver needs a 'Changes in v$ver:' section"
+			die "bases/$BASE/patches/$grp/cover: v$ver needs a 'Changes in v$ver:' section"
 		prefix=$SERIES_PREFIX
 		case $grp in stable*) prefix=$STABLE_PREFIX ;; esac
 		dir=$outdir/$grp/v$ver
@@ -148,7 +148,7 @@ while read -r grp; do
 		# that patches/GROUP/results names (results_of)
 		results=""
 		if grep -q '@RESULTS@' "$cover"; then
-			[ -f "$PATCHES/$grp/results" ] || die "patches/$grp/cover has @RESULTS@ but there is no patches/$grp/results"
+			[ -f "$PATCHES/$grp/results" ] || die "bases/$BASE/patches/$grp/cover has @RESULTS@ but there is no bases/$BASE/patches/$grp/results"
 			results=$(results_of "$PATCHES/$grp/results")
 		fi
 		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" "$note" "$ids" "$results" <<'PY'
