@@ -69,9 +69,10 @@ apt_private() {
 	# the security one) in the host's sources, one-line or deb822 form
 	codename=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null | tr -d '"')
 	[ -n "$codename" ] || die "/etc/os-release names no VERSION_CODENAME: cannot find the host's Debian mirror"
-	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+	# (either file may be missing: cat fails, which set -e must not see)
+	mirror=$({ cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } |
 		awk -v c="$codename" '$1 == "deb" { for (i = 2; i < NF; i++) if ($i !~ /^\[/ && $i ~ /:\/\//) { if ($(i + 1) == c) print $i; break } }' | head -1)
-	[ -n "$mirror" ] || mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+	[ -n "$mirror" ] || mirror=$({ cat /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } |
 		awk -v c="$codename" 'BEGIN { RS = ""; FS = "\n" }
 			{ u = ""; ok = 0
 			  for (i = 1; i <= NF; i++) {
