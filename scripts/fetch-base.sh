@@ -26,7 +26,7 @@ if [ ! -f "$deb" ]; then
 		refresh="run apt-get update if that list is old"
 		[ -z "$BASE_SUITE" ] || refresh="rm $DL/apt-$BASE_SUITE/updated to refresh that list"
 		offered=$(base_versions | paste -sd' ' -)
-		if ! grep -qx -- "$BASE_VER" < <(base_versions); then
+		if ! grep -qx -- "$BASE_VER" < <(tr ' ' '\n' <<<"$offered"); then
 			die "apt no longer offers $BASE_PKG $BASE_VER, the base the series is pinned to (offered: ${offered:-none}; $refresh).  Move the series to one of those: make rebase BASE=$BASE BASE_VERSION=VERSION (docs/running.md, \"A new base\")"
 		fi
 		die "apt offers $BASE_PKG=$BASE_VER but cannot fetch it (network? $refresh); see $DL/apt.log"

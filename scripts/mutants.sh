@@ -20,10 +20,10 @@
 # killed when a test fails; it survives when they all pass.  Prints a
 # table: mutant, platform, what is broken, tests, killed/survived (with
 # the Survives: reason), time; a run of the whole set also writes it to
-# docs/results/mutants.md.  Logs stay in $KS_CACHE/BASE/mutants/NAME.*.
+# RESULTS/mutants.md (base.conf: docs/results for 6.1).  Logs stay in $KS_CACHE/BASE/mutants/NAME.*.
 # mutants.sh -n [REGEX] checks the headers only (platform, tests that exist
 # in the lists) and that each mutant applies to the patched tree, and exits:
-# part of make check.  mutants.sh -r writes docs/results/mutants.md from the
+# part of make check.  mutants.sh -r writes RESULTS/mutants.md from the
 # last verdict of every mutant ($KS_CACHE/BASE/mutants/row.NAME) without running
 # anything: after a run of some mutants, the table of the whole set.
 set -euo pipefail

@@ -124,12 +124,12 @@ while read -r grp; do
 		else
 			to=$kvm cc="${others:+$others,}$lists"
 		fi
+		nfix=$(g rev-list --count base..base-fixed)
 		if [ "$SERIES_BASE_COMMIT" = no ]; then
-			nfix=$(g rev-list --count base..base-fixed)
 			note="Tested on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*})"
 			[ "$nfix" = 0 ] && note+="." || note+=" with $nfix fixes for its KVM selftests that are not posted."
 		else
-			note="Based on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*}): the base-commit below is that tree as imported, with $(g rev-list --count base..base-fixed) fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
+			note="Based on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*}): the base-commit below is that tree as imported, with $nfix fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
 		fi
 		if [ "$SERIES_STACKED" = yes ] && [ ${#posted[@]} -gt 0 ]; then
 			note+=" This posting applies on top of, and its prerequisite-patch-id lines are, the postings before it: $(printf '"%s", ' "${posted[@]}" | sed 's/, $//')."
