@@ -57,7 +57,7 @@ baseline: build-base
 	KS_GROUPS="default full" $(S)/run-tests.sh -k base -w
 # The main job: base vs patched measurements (not a test).  The selftests
 # come from the patched debug build; the kernels measured have no lock
-# debugging.  BENCH=dirty|nx|cr0|all (default all), ROUNDS=boots per kernel,
+# debugging.  BENCH=dirty|nx|cr0|all (default all: those of bases/BASE/base.conf, BENCHES), ROUNDS=boots per kernel,
 # BENCH_KIND=perf (default), lockstat (perf + CONFIG_LOCK_STAT: mmu_lock
 # wait and hold times for nx) or debug (the test kernels).
 BENCH ?= all

@@ -28,6 +28,10 @@ check=0
 which=${1:-all}
 rounds=${2:-5}
 case $which in dirty | nx | cr0 | all) ;; *) die "BENCH must be dirty, nx, cr0 or all, not '$which'" ;; esac
+# the benchmarks of this base (base.conf's BENCHES): all is these
+read -ra benches <<<"${BENCHES:?bases/$BASE/base.conf sets no BENCHES}"
+[ "$which" = all ] || [[ " ${benches[*]} " == *" $which "* ]] ||
+	die "BASE=$BASE has no $which benchmark (its selftests lack the program; bases/$BASE/base.conf, BENCHES): it offers ${benches[*]}"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number, not '$rounds'"
 case ${BENCH_KIND:-perf} in
 perf) kinds=(base-perf patched-perf) ;;
@@ -449,7 +453,7 @@ record() {
 for p in $platforms; do
 	set_platform "$p"
 	case $which in
-	all) record dirty; record nx; record cr0 ;;
+	all) for b in "${benches[@]}"; do record "$b"; done ;;
 	*) record "$which" ;;
 	esac
 done
