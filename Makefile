@@ -37,11 +37,16 @@ build: tree
 	$(S)/build.sh patched all
 build-base: tree
 	$(S)/build.sh base all
-# The test command: full list in the VM on the patched kernel.
+# FAST: true where the base has groups after tests/ (beyond upstream, e.g.
+# 6.1's d-fast-clear): the fast kernel (lib.sh, variant_rev) has them.
+FAST = bash -c '. $(S)/lib.sh && beyond_upstream'
+# The test command: full list in the VM on the patched kernel (the
+# carriers' stack: every group up to tests/).
 # Arguments and paths are checked before anything is built.
 # (in the recipes, not as prerequisites: first even under make -j)
 # make test runs the lists' default group (what CI runs), make test-full
-# adds the "full" group (docs/running.md, "What CI runs").
+# adds the "full" group, then runs the default and "fast" groups on the
+# fast kernel (docs/running.md, "What CI runs").
 test:
 	$(S)/run-tests.sh -k patched -n
 	$(MAKE) --no-print-directory build
@@ -52,6 +57,7 @@ test-full:
 	$(MAKE) --no-print-directory build
 	$(S)/mutants.sh -n
 	KS_GROUPS="default full" $(S)/run-tests.sh -k patched
+	if $(FAST); then $(S)/build.sh fast all && KS_GROUPS="default fast" $(S)/run-tests.sh -k fast; fi
 # Re-record the base's tests/baseline* from the base kernel.
 baseline: build-base
 	KS_GROUPS="default full" $(S)/run-tests.sh -k base -w
@@ -68,7 +74,7 @@ bench:
 	$(MAKE) --no-print-directory build
 	if [ "$(BENCH_KIND)" = debug ]; then $(S)/build.sh base all; else \
 		$(S)/build.sh base-$(BENCH_KIND) kernel && $(S)/build.sh patched-$(BENCH_KIND) kernel; fi
-	case "$(BENCH_KIND):$(BENCH)" in perf:dirty | perf:all) $(S)/build.sh upstream-perf kernel ;; esac
+	case "$(BENCH_KIND):$(BENCH)" in perf:dirty | perf:all) $(S)/build.sh fast all && $(S)/build.sh fast-perf kernel ;; esac
 	BENCH_KIND=$(BENCH_KIND) $(S)/bench.sh $(BENCH) $(ROUNDS)
 # The live-migration check (QEMU migrates a Linux guest that checks its
 # own pages) on the base and on the patched kernel, with QEMU's figures
@@ -82,6 +88,7 @@ migrate:
 # (long).  MUTANTS=regex picks some.
 MUTANTS ?= .
 mutants: build
+	if $(FAST); then $(S)/build.sh fast all; fi
 	$(S)/mutants.sh '$(MUTANTS)'
 # Line coverage of the series: the lists (KS_GROUPS, default "default
 # coverage": CI's tests and the ones only coverage needs, none today)
@@ -107,7 +114,12 @@ coverage:
 	mkdir -p $(RESULTS)
 	$(S)/coverage.sh >$(RESULTS)/coverage.txt.new; rc=$$?; \
 		if grep -q '^function' $(RESULTS)/coverage.txt.new; then mv $(RESULTS)/coverage.txt.new $(RESULTS)/coverage.txt; \
-		cat $(RESULTS)/coverage.txt; else rm -f $(RESULTS)/coverage.txt.new; fi; exit $$rc
+		cat $(RESULTS)/coverage.txt; else rm -f $(RESULTS)/coverage.txt.new; fi; \
+	if $(FAST); then $(S)/build.sh fast all && $(S)/build.sh fast-gcov kernel && \
+		{ KS_GROUPS="$${KS_GROUPS:-default coverage} fast" $(S)/run-tests.sh -k fast-gcov || true; } && \
+		KS_COV=fast $(S)/coverage.sh >$(RESULTS)/coverage-fast.txt.new; frc=$$?; \
+		if grep -q '^function' $(RESULTS)/coverage-fast.txt.new; then mv $(RESULTS)/coverage-fast.txt.new $(RESULTS)/coverage-fast.txt; \
+		cat $(RESULTS)/coverage-fast.txt; else rm -f $(RESULTS)/coverage-fast.txt.new; fi; [ "$$frc" = 0 ] || rc=$$frc; fi; exit $$rc
 # Move the series to another version of the base's package that apt offers,
 # in a cache of its own (docs/running.md, "A new base"): BASE_VERSION=VERSION.
 rebase:

@@ -49,17 +49,19 @@ for v in NX_PERIOD_MS NX_HUGEPAGES INTEL_NX_HUGEPAGES INTEL_NX; do
 done
 case " $platforms " in *" amd "*) vm_paths_ok ;; esac
 [ "$check" = 0 ] || { log "bench.sh: arguments and settings fine"; exit 0; }
-# dirty also measures the series without the groups after tests/ (the work
-# beyond upstream, e.g. d-fast-clear) where the tree has such groups: the
-# perf kernel upstream-perf (grp/tests), between base and patched
+# dirty also measures the groups after tests/ (the work beyond upstream,
+# e.g. d-fast-clear) where the tree has such groups: the perf kernel
+# fast-perf, after base and patched (the carriers' stack)
 dkinds=("${kinds[@]}")
+fast=0
 if [ "${BENCH_KIND:-perf}" = perf ] && { [ "$which" = dirty ] || [ "$which" = all ]; } &&
 	beyond_upstream; then
-	dkinds=(base-perf upstream-perf patched-perf)
+	dkinds=(base-perf patched-perf fast-perf)
+	fast=1
 fi
 # DIRTY_KERNELS: the kernels of dirty, in order, the first the reference,
-# e.g. "base-perf upstream-perf d2-perf d3-perf patched-perf" for a figure
-# per patch (make bench builds only base, upstream and patched: build the
+# e.g. "base-perf patched-perf d2-perf d3-perf fast-perf" for a figure
+# per patch (make bench builds only base, patched and fast: build the
 # dN-perf kernels first, scripts/build.sh dN-perf kernel)
 if [ -n "${DIRTY_KERNELS:-}" ]; then
 	read -ra dkinds <<<"$DIRTY_KERNELS"
@@ -71,16 +73,20 @@ if [ -n "${DIRTY_KERNELS:-}" ]; then
 fi
 # the kernels measured, and the debug build whose selftests they run
 for v in "${dkinds[@]}"; do lock_cache -s "build-$v"; done
-# The selftests come from the patched debug build: a copy of them, taken
-# under its lock, so that make mutants (which rebuilds the patched KVM
-# modules for each mutant) can run beside a benchmark.
+# The selftests come from the patched debug build (the fast one where
+# dirty measures fast: its dirty_log_perf_test has -a, and every kernel
+# runs the same programs): a copy of them, taken under its lock, so that
+# make mutants (which rebuilds the KVM modules for each mutant) can run
+# beside a benchmark.
 # (Under $BUILD, as a build's selftests: vm-intel.sh packs those a job names.)
 selftests=$BUILD/bench-$$/selftests
+st_from=patched
+[ "$fast" = 0 ] && [ -z "${DIRTY_KERNELS:-}" ] || ! beyond_upstream || st_from=fast
 mkdir -p "${selftests%/*}"
 (
-	lock_cache -s build-patched
-	[ -d "$BUILD/patched/selftests" ] || die "no patched selftests (make build)"
-	cp -a "$BUILD/patched/selftests" "$selftests"
+	lock_cache -s "build-$st_from"
+	[ -d "$BUILD/$st_from/selftests" ] || die "no $st_from selftests (scripts/build.sh $st_from all)"
+	cp -a "$BUILD/$st_from/selftests" "$selftests"
 )
 on_exit="rm -rf $(printf %q "${selftests%/*}")"
 # shellcheck disable=SC2064 # the path now
@@ -185,8 +191,8 @@ ratios() {
 # SPTE the CLEAR finds dirty has W, A and D set, which KVM clears with a
 # plain write) and with -a (the memory aged through page_idle before each
 # CLEAR, so that the SPTEs have a volatile Accessed bit and KVM must clear
-# atomically).  Kernels: $dkinds (base, patched, and between them the
-# series without the groups beyond upstream where the tree has such groups).
+# atomically).  Kernels: $dkinds (base, patched, and after them fast, the
+# groups beyond upstream, where the tree has such groups).
 bench_dirty() {
 	local r v k m a x b
 	rm -f "$out"/dirty*.*.ms "$out"/dirty*.*.bootmed
@@ -429,9 +435,9 @@ record() {
 		[ "$plat" != amd ] || [ -z "${ACCEL:-}" ] || pre="${pre}ACCEL=$ACCEL "
 		stamp "${pre}make bench BENCH=$1 BENCH_KIND=${BENCH_KIND:-perf} PLATFORM=$plat ROUNDS=$rounds"
 		if [ "$1" = dirty ]; then
-			echo "kernels: ${dkinds[*]} (selftests of patched)"
+			echo "kernels: ${dkinds[*]} (selftests of $st_from)"
 		else
-			echo "kernels: ${kinds[*]} (selftests of patched)"
+			echo "kernels: ${kinds[*]} (selftests of $st_from)"
 		fi
 	} >"$f.part"
 	"bench_$1" | tee "$f.out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
-# base-perf, patched-perf, upstream-perf, dN-perf, probe-perf,
-# base-lockstat, patched-lockstat, patched-gcov or stable (lib.sh)
+# fast, base-perf, patched-perf, fast-perf, dN-perf, probe-perf,
+# base-lockstat, patched-lockstat, patched-gcov, fast-gcov or stable (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache, and the guest of the
 # live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
@@ -11,6 +11,10 @@ set -euo pipefail
 need make gcc ccache flex bison bc git cpio gzip
 variant=${1:?usage: build.sh VARIANT [kernel|selftests|kvm|migrate|all]}
 what=${2:-all}
+case $variant in fast | fast-*)
+	lock_cache -s tree
+	beyond_upstream || { log "$variant: bases/$BASE/patches has no group after tests/: nothing to build"; exit 0; } ;;
+esac
 rev=$(variant_rev "$variant")
 lock_cache -s tree
 lock_cache -x "build-$variant"
@@ -21,10 +25,15 @@ if [ "$variant" = stable ]; then
 	src=$CACHE/linux-stable
 	worktree_at "$src" grp/stable
 fi
-# upstream-perf and dN-perf: the worktree linux-upstream, at grp/tests (the
-# series without the groups beyond upstream) or N patches after it
-case $variant in upstream-perf | d[1-9]-perf)
-	beyond_upstream || { log "$variant: nothing after grp/tests, patched-perf is that kernel"; exit 0; }
+# fast, fast-perf, fast-gcov: the worktree linux-fast at tag fast (every
+# group, those beyond upstream included); dN-perf: the worktree
+# linux-upstream, N patches after grp/tests
+case $variant in fast | fast-perf | fast-gcov)
+	lock_cache -x fast-wt
+	src=$CACHE/linux-fast
+	# a mutant run has a mutant applied there: leave it as it is
+	if [ "${KS_TREE_LOCKED:-0}" != 1 ] || [ ! -e "$src/.git" ]; then worktree_at "$src" "$rev"; fi ;;
+d[1-9]-perf)
 	lock_cache -x upstream-wt
 	src=$CACHE/linux-upstream
 	worktree_at "$src" "$rev" ;;
@@ -42,8 +51,14 @@ esac
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
 case $variant in
-base* | stable | upstream-perf | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+base* | stable | fast* | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
 *) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
+esac
+# $SRC checked out at the groups beyond upstream (to work on them) is not
+# the patched kernel
+case $variant in patched* | mutant-amd | mutant-intel)
+	! beyond_upstream || ! git -C "$src" merge-base --is-ancestor fast HEAD ||
+		die "$src is checked out at tag fast (the groups after tests/): the patched kernel is tag patched (git -C $src checkout main, after make export)" ;;
 esac
 out=$BUILD/$variant
 mkdir -p "$out"

@@ -31,8 +31,11 @@ for grp in "${groups[@]}"; do
 	prev=grp/$grp
 	last=$grp
 done
-[ "$(g rev-parse HEAD)" = "$(g rev-parse "$prev")" ] ||
-	die "HEAD is not at grp/$last: tag the new commits' group (git tag -f grp/<group>)"
+# HEAD is at the end of tests/ (the carriers' stack: tag patched) or, to
+# work on the groups after it, at the last group's tag
+head=$(g rev-parse HEAD)
+[ "$head" = "$(g rev-parse "$prev")" ] || { g rev-parse -q --verify grp/tests >/dev/null && [ "$head" = "$(g rev-parse grp/tests)" ]; } ||
+	die "HEAD is not at grp/$last or grp/tests: tag the new commits' group (git tag -f grp/<group>)"
 for grp in "${groups[@]}"; do
 	rm -f "$PATCHES/$grp"/*.patch
 	[ -d "$tmp/$grp" ] || continue
@@ -43,8 +46,16 @@ done
 	echo "# quilt order; written by scripts/export.sh"
 	cat "$tmp/series"
 } >"$PATCHES/series"
-# the tags the other scripts use follow the exported commits
-g tag -f patched HEAD >/dev/null
+# the tags the other scripts use follow the exported commits; the tree
+# goes back to patched (mktree.sh)
+g tag -d fast >/dev/null 2>&1 || true
+if g rev-parse -q --verify grp/tests >/dev/null && [ "$prev" != grp/tests ]; then
+	g tag -f fast "$prev" >/dev/null
+	g tag -f patched grp/tests >/dev/null
+	[ "$head" = "$(g rev-parse patched)" ] || g checkout -q -B main patched
+else
+	g tag -f patched HEAD >/dev/null
+fi
 if g rev-parse -q --verify grp/base >/dev/null; then g tag -f base-fixed grp/base >/dev/null; fi
 echo "$(patches_hash) $(g rev-parse HEAD)" >"$STAMP"
 log "exported $(wc -l <"$tmp/series") patches"

@@ -188,42 +188,46 @@ vm_opts() {
 # Variants: base, patched (the debug kernel: tests), base-perf, patched-perf
 # (the same without lock debugging: benchmarks), base-lockstat and
 # patched-lockstat (perf plus CONFIG_LOCK_STAT: lock wait and hold times),
-# patched-gcov (the test kernel with arch/x86/kvm profiled: make coverage),
-# upstream-perf (the perf kernel of the series without the groups after
-# tests/, i.e. without the work beyond upstream: make bench's third kernel),
-# dN-perf (upstream-perf plus the first N patches after grp/tests: the
-# kernel of each step of those groups, for per-patch figures; bench.sh
-# DIRTY_KERNELS), probe-perf (patched-perf with the diff KS_PROBE applied,
-# e.g. a mutant: what a cost is worth, measured; never a result of the
-# series),
-# mutant-amd and mutant-intel
-# (the patched kernel with the KVM modules of one deliberate bug, made by
-# scripts/mutants.sh, one per platform so that both can run at once), and
-# stable (the base with the stable group only: what 6.1.y would apply;
-# make test-stable).
+# patched-gcov (the test kernel with arch/x86/kvm profiled: make coverage).
+# "patched" is what a carrier takes: the groups up to tests/ (tag patched,
+# = grp/tests, where $SRC's HEAD is).  The groups after tests/ (work beyond
+# upstream, e.g. d-fast-clear: beyond_upstream) are the variants fast,
+# fast-perf and fast-gcov (tag fast, the end of every group; built in the
+# worktree linux-fast), and dN-perf (patched-perf plus the first N patches
+# after grp/tests: the kernel of each step of those groups, for per-patch
+# figures; bench.sh DIRTY_KERNELS).  probe-perf (patched-perf with the diff
+# KS_PROBE applied, e.g. a mutant: what a cost is worth, measured; never a
+# result of the series), mutant-amd and mutant-intel (the patched kernel
+# with the KVM modules of one deliberate bug, made by scripts/mutants.sh,
+# one per platform so that both can run at once; mutant-amd-fast and
+# mutant-intel-fast: the same on the fast kernel), and stable (the base with
+# the stable group only: what 6.1.y would apply; make test-stable).
 variant_rev() {
 	case $1 in
 	base | base-perf | base-lockstat) echo base-fixed ;;
 	patched | patched-perf | patched-lockstat | patched-gcov | mutant-amd | mutant-intel) echo patched ;;
+	fast | fast-perf | fast-gcov | mutant-amd-fast | mutant-intel-fast)
+		beyond_upstream || die "variant $1: bases/$BASE/patches has no group after tests/ (no fast kernel)"
+		echo fast ;;
 	stable) echo grp/stable ;;
-	upstream-perf) echo grp/tests ;;
 	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
 	probe-perf) echo patched ;;
-	*) die "unknown variant '$1' (want base, patched, base-perf, patched-perf, upstream-perf, dN-perf, probe-perf, base-lockstat, patched-lockstat, patched-gcov, mutant-amd, mutant-intel or stable)" ;;
+	*) die "unknown variant '$1' (want base, patched, fast, base-perf, patched-perf, fast-perf, dN-perf, probe-perf, base-lockstat, patched-lockstat, patched-gcov, fast-gcov, mutant-amd, mutant-intel, mutant-amd-fast, mutant-intel-fast or stable)" ;;
 	esac
 }
 
-# beyond_upstream: true if the tree has commits after grp/tests (groups
-# beyond upstream, e.g. d-fast-clear), i.e. upstream-perf differs from
-# patched-perf
+# beyond_upstream: true if the tree has groups after tests/ (beyond
+# upstream, e.g. d-fast-clear): mktree.sh tagged their end "fast"
 beyond_upstream() {
-	[ "$(git -C "$SRC" rev-parse -q --verify grp/tests)" != "$(git -C "$SRC" rev-parse -q --verify patched)" ]
+	git -C "$SRC" rev-parse -q --verify fast >/dev/null &&
+		[ "$(git -C "$SRC" rev-parse fast)" != "$(git -C "$SRC" rev-parse patched)" ]
 }
 
 # d_step_rev dN -> the commit N patches after grp/tests
 d_step_rev() {
 	local n=${1#d} c
-	c=$(git -C "$SRC" rev-list --reverse grp/tests..patched | sed -n "${n}p")
+	beyond_upstream || die "$1-perf: bases/$BASE/patches has no group after tests/"
+	c=$(git -C "$SRC" rev-list --reverse grp/tests..fast | sed -n "${n}p")
 	[ -n "$c" ] || die "$1: there are not $n patches after grp/tests"
 	echo "$c"
 }
@@ -249,7 +253,7 @@ worktree_at() {
 # on the base kernel and see how the base fails it.
 selftests_of() {
 	local v=${1%-perf}
-	case $v in upstream | d[1-9] | probe) v=patched ;; esac
+	case $v in d[1-9] | probe) v=patched ;; esac
 	v=${KS_TESTS_FROM:-${v%-gcov}}
 	[ -z "${KS_TESTS_FROM:-}" ] || variant_rev "$KS_TESTS_FROM" >/dev/null
 	echo "$BUILD/$v/selftests"
@@ -291,6 +295,7 @@ lock_cache() {
 	-s:build-*) what="the ${2#build-} kernel is being built" ;;
 	-x:build-*) what="a VM, a test run or a benchmark uses the ${2#build-} kernel" ;;
 	-x:upstream-wt) what="another build uses the worktree linux-upstream" ;;
+	-x:fast-wt) what="another build uses the worktree linux-fast" ;;
 	*) die "lock_cache: no lock '$1 $2'" ;;
 	esac
 	mkdir -p "$CACHE"

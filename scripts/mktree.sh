@@ -3,8 +3,13 @@
 # "base"), then one commit per line of patches/series (git am).  Each patch
 # group (the directory a patch lives in, e.g. base/ or a-dirty-log/) ends at a
 # tag grp/<group>; "base-fixed" marks the end of the base/ group (fixes the
-# base needs, not part of the series we send) and "patched" the end of all.
-# A second worktree $CACHE/linux-base is checked out at base-fixed.
+# base needs, not part of the series we send) and "patched" the end of the
+# tests/ group: what a carrier takes, with the project's tests.  The groups
+# after tests/ (beyond upstream, e.g. d-fast-clear) are applied on top and
+# their end tagged "fast"; the tree is then checked out at patched (branch
+# main), so that every patched build is the carriers' stack (lib.sh,
+# variant_rev).  A second worktree $CACHE/linux-base is checked out at
+# base-fixed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need git
@@ -88,8 +93,17 @@ if [ -n "$prev" ]; then
 	g tag -f "grp/$prev" HEAD >/dev/null
 	[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null
 fi
-g tag -f patched HEAD >/dev/null
+g tag -d fast >/dev/null 2>&1 || true
+if g rev-parse -q --verify grp/tests >/dev/null && [ "$(g rev-parse grp/tests)" != "$(g rev-parse HEAD)" ]; then
+	g tag -f fast HEAD >/dev/null
+	g tag -f patched grp/tests >/dev/null
+	g checkout -q -B main patched
+else
+	g tag -f patched HEAD >/dev/null
+fi
 echo "$hash $(g rev-parse HEAD)" >"$STAMP"
 
 worktree_at "$CACHE/linux-base" base-fixed
-log "tree ready: $(g rev-list --count base..patched) patches on the base ($(g rev-list --count base..base-fixed) base fixes)"
+fast=""
+! beyond_upstream || fast=", and $(g rev-list --count patched..fast) beyond upstream at tag fast"
+log "tree ready: $(g rev-list --count base..patched) patches on the base ($(g rev-list --count base..base-fixed) base fixes)$fast"

@@ -6,6 +6,8 @@
 #   Mutant: what is broken
 #   Platform: intel
 #   Tests: name name...
+#   Variant: fast (optional: a mutant of a group after tests/, applied to
+#   the fast tree and run on the fast kernel; default patched)
 #   Survives: why the tests cannot catch it (optional, one line: a mutant
 #   that is equivalent or that no test on these platforms can observe)
 #   Race: why its tests catch it only sometimes (optional, one line: a
@@ -33,7 +35,6 @@ check_only=0 report_only=0
 [ "${1:-}" != -r ] || { report_only=1; shift; }
 filter=${1:-.}
 [ -d "$SRC/.git" ] || die "no tree at $SRC (run scripts/mktree.sh)"
-[ "$check_only" = 1 ] || [ -f "$BUILD/patched/arch/x86/boot/bzImage" ] || die "no patched kernel (run make build)"
 mapfile -t all < <(find "$MUTANTS" -name '*.diff' | sort | grep -E -- "$filter" || true)
 [ ${#all[@]} -gt 0 ] || die "no mutant matches '$filter'"
 out=$CACHE/mutants
@@ -42,23 +43,45 @@ lock=$CACHE/.lock.tree  # lib.sh, lock_cache
 listed=$(cat "$TESTS/list" "$TESTS/list.intel" | grep -v '^#' | cut -d'|' -f1 | tr -d ' ')
 kos=(arch/x86/kvm/kvm.ko arch/x86/kvm/kvm-amd.ko arch/x86/kvm/kvm-intel.ko)
 
+# tree_of VARIANT: the source tree a mutant of VARIANT is applied to
+tree_of() { if [ "$1" = fast ]; then echo "$CACHE/linux-fast"; else echo "$SRC"; fi; }
+
 # Check every header before anything runs.
-declare -A plat_of
+declare -A plat_of var_of
+fast_index=""
 for m in "${all[@]}"; do
 	plat=$(sed -n 's/^Platform: *//p' "$m" | head -1)
 	tests=$(sed -n 's/^Tests: *//p' "$m" | head -1)
+	var=$(sed -n 's/^Variant: *//p' "$m" | head -1)
 	case $plat in amd | intel) ;; *) die "$m: 'Platform:' must be amd or intel" ;; esac
+	case ${var:=patched} in patched) ;; fast) variant_rev fast >/dev/null ;; *) die "$m: 'Variant:' must be fast (or absent: patched)" ;; esac
 	[ -n "$tests" ] || die "$m: no 'Tests:' line"
 	for t in $tests; do
 		grep -qxF "$t" <<<"$listed" || die "$m: test '$t' is in neither tests/list nor tests/list.intel"
 	done
-	flock "$lock" git -C "$SRC" apply --check "$m" 2>/dev/null || die "$m does not apply to the patched tree"
+	if [ "$var" = fast ]; then
+		# against tag fast through an index of its own: no worktree needed
+		if [ ! -f "$fast_index" ]; then
+			fast_index=$(mktemp)
+			trap 'rm -f "$fast_index"' EXIT
+			flock "$lock" env GIT_INDEX_FILE="$fast_index" git -C "$SRC" read-tree fast
+		fi
+		GIT_INDEX_FILE=$fast_index git -C "$SRC" apply --cached --check "$m" 2>/dev/null ||
+			die "$m does not apply to the fast tree (tag fast)"
+	else
+		flock "$lock" git -C "$SRC" apply --check "$m" 2>/dev/null || die "$m does not apply to the patched tree"
+	fi
 	plat_of[$m]=$plat
+	var_of[$m]=$var
 done
 if [ "$check_only" = 1 ]; then
-	log "mutants: ${#all[@]} headers fine, each applies to the patched tree"
+	log "mutants: ${#all[@]} headers fine, each applies to its tree (patched, or fast with 'Variant: fast')"
 	exit 0
 fi
+mapfile -t variants < <(printf '%s\n' "${var_of[@]}" | sort -ru)
+for var in "${variants[@]}"; do
+	[ -f "$BUILD/$var/arch/x86/boot/bzImage" ] || die "no $var kernel (run make build, and for fast: scripts/build.sh fast all)"
+done
 # unexpected: how many rows of $out/table are not a verdict their mutant's
 # header allows (survived without a reason, killed despite one,
 # inconclusive, not run)
@@ -116,60 +139,69 @@ if [ "$report_only" = 1 ]; then
 	exit 0
 fi
 
-# The patched modules are saved first and put back after each build, so
-# that a failed or interrupted run never leaves mutant code in the tree or
-# in $BUILD/patched.
+# The modules of each variant (patched, fast) are saved first and put back
+# after each build, so that a failed or interrupted run never leaves mutant
+# code in a tree or in $BUILD/VARIANT.
 # Under the lock: another mutants.sh may be half way through a build.
-# The tree must be clean (no mutant left by a killed run).
-save=$out/patched-modules
-mkdir -p "$save"
+# The trees must be clean (no mutant left by a killed run).
 (
 	flock -n 9 || { log "waiting for $lock: another job makes or builds from the tree"; flock 9; }
-	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
-		die "$SRC has uncommitted changes; a mutant run needs a clean tree"
-	for ko in "${kos[@]}"; do cp "$BUILD/patched/$ko" "$save/"; done
+	for var in "${variants[@]}"; do
+		t=$(tree_of "$var")
+		[ -z "$(git -C "$t" status --porcelain --untracked-files=no)" ] ||
+			die "$t has uncommitted changes; a mutant run needs a clean tree"
+		mkdir -p "$out/$var-modules"
+		for ko in "${kos[@]}"; do cp "$BUILD/$var/$ko" "$out/$var-modules/"; done
+	done
 ) 9>"$lock"
 
-# build_mutant FILE DIR: with the lock held, the mutant's modules into DIR.
+# build_mutant FILE DIR VARIANT: with the lock held, the mutant's modules
+# into DIR, built in VARIANT's tree and build folder.
 build_mutant() {
-	local m=$1 dir=$2 name k changed=0 rc=0
+	local m=$1 dir=$2 var=$3 name k t save changed=0 rc=0
 	name=$(basename "$m" .diff)
-	git -C "$SRC" apply "$m" || return 1
-	# killed half way (Ctrl-C): the tree and the patched modules go back
-	trap 'git -C "$SRC" apply -R "$m"; for k in "${kos[@]}"; do cp "$save/${k##*/}" "$BUILD/patched/$k"; done' EXIT
-	KS_TREE_LOCKED=1 "$TOP/scripts/build.sh" patched kvm >"$out/$name.build.log" 2>&1 || rc=$?
+	t=$(tree_of "$var")
+	save=$out/$var-modules
+	git -C "$t" apply "$m" || return 1
+	# killed half way (Ctrl-C): the tree and the variant's modules go back
+	trap 'git -C "$t" apply -R "$m"; for k in "${kos[@]}"; do cp "$save/${k##*/}" "$BUILD/$var/$k"; done' EXIT
+	KS_TREE_LOCKED=1 "$TOP/scripts/build.sh" "$var" kvm >"$out/$name.build.log" 2>&1 || rc=$?
 	for k in "${kos[@]}"; do
-		cmp -s "$BUILD/patched/$k" "$save/$(basename "$k")" || changed=1
-		cp "$BUILD/patched/$k" "$dir/arch/x86/kvm/"
-		cp "$save/$(basename "$k")" "$BUILD/patched/$k"
+		cmp -s "$BUILD/$var/$k" "$save/$(basename "$k")" || changed=1
+		cp "$BUILD/$var/$k" "$dir/arch/x86/kvm/"
+		cp "$save/$(basename "$k")" "$BUILD/$var/$k"
 	done
 	trap - EXIT
-	git -C "$SRC" apply -R "$m" || die "could not take $m back out of $SRC"
+	git -C "$t" apply -R "$m" || die "could not take $m back out of $t"
 	# the objects are the mutant's: rebuild them from the restored tree
-	KS_TREE_LOCKED=1 "$TOP/scripts/build.sh" patched kvm >/dev/null 2>&1 || die "rebuilding the patched modules failed"
+	KS_TREE_LOCKED=1 "$TOP/scripts/build.sh" "$var" kvm >/dev/null 2>&1 || die "rebuilding the $var modules failed"
 	[ "$rc" = 0 ] || { log "$name does not build (see $out/$name.build.log)"; return 1; }
-	[ "$changed" = 1 ] || { log "$name: the rebuilt modules are the patched ones"; return 1; }
+	[ "$changed" = 1 ] || { log "$name: the rebuilt modules are the $var ones"; return 1; }
 }
 
-# run_platform PLAT: every selected mutant of PLAT, one after the other;
-# its table row into $out/row.NAME.
+# run_platform PLAT: every selected mutant of PLAT, one after the other
+# (those of the patched kernel, then those of the fast one); its table row
+# into $out/row.NAME.
 run_platform() {
-	local plat=$1 var=mutant-$1 mut m name tests t0 regex rc summary verdict why race
+	local plat=$1 kvar var mut m name tests t0 regex rc summary verdict why race
+	for kvar in "${variants[@]}"; do
+	var=mutant-$plat
+	[ "$kvar" = patched ] || var=$var-$kvar
 	mut=$BUILD/$var
 	rm -rf "$mut"
 	mkdir -p "$mut/arch/x86/boot" "$mut/arch/x86/kvm" "$mut/virt/lib"
-	ln -s "$BUILD/patched/arch/x86/boot/bzImage" "$mut/arch/x86/boot/bzImage"
-	ln -s "$BUILD/patched/selftests" "$mut/selftests"
-	ln -s "$BUILD/patched/migrate" "$mut/migrate"
-	cp "$BUILD/patched/.config" "$mut/.config"
-	cp "$BUILD/patched/virt/lib/irqbypass.ko" "$mut/virt/lib/"
+	ln -s "$BUILD/$kvar/arch/x86/boot/bzImage" "$mut/arch/x86/boot/bzImage"
+	ln -s "$BUILD/$kvar/selftests" "$mut/selftests"
+	ln -s "$BUILD/$kvar/migrate" "$mut/migrate"
+	cp "$BUILD/$kvar/.config" "$mut/.config"
+	cp "$BUILD/$kvar/virt/lib/irqbypass.ko" "$mut/virt/lib/"
 	for m in "${all[@]}"; do
-		[ "${plat_of[$m]}" = "$plat" ] || continue
+		{ [ "${plat_of[$m]}" = "$plat" ] && [ "${var_of[$m]}" = "$kvar" ]; } || continue
 		name=$(basename "$m" .diff)
 		tests=$(sed -n 's/^Tests: *//p' "$m" | head -1)
 		t0=$(date +%s)
-		log "mutant $name ($plat): $tests"
-		if ! (flock 9 && build_mutant "$m" "$mut") 9>"$lock"; then
+		log "mutant $name ($plat, $kvar kernel): $tests"
+		if ! (flock 9 && build_mutant "$m" "$mut" "$kvar") 9>"$lock"; then
 			verdict="error (no build, see $out/$name.build.log)"
 		else
 			regex=$(echo "$tests" | tr -s ' ' '\n' | sed 's/[.]/\\./g' | paste -sd'|')
@@ -205,6 +237,7 @@ run_platform() {
 			"$(sed -n 's/^Mutant: *//p' "$m" | head -1 | tr -d '|')" "$tests" "$verdict" \
 			$(($(date +%s) - t0)) "$(date -u +%Y-%m-%d)" >"$out/row.$name"
 		log "mutant $name: $verdict"
+	done
 	done
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # retag.sh [-n]: after a rebase of the tree ($KS_CACHE/BASE/linux: an edited,
 # reworded or split commit), move each group's tag (grp/GROUP of
-# patches/groups) and "patched" to where they belong in HEAD's history.
+# patches/groups, up to tests/; those after it live on tag fast, see
+# mktree.sh) and "patched" to where they belong in HEAD's history.
 # A tag whose commit is still in HEAD's history stays.  Otherwise it moves
 # to the commit of HEAD's history (after base-fixed) with the subject of
 # the commit it tags now; "patched" moves to HEAD.  Stops, changing
@@ -16,8 +17,12 @@ dry=0
 git -C "$SRC" rev-parse -q --verify base-fixed >/dev/null ||
 	die "no tree with a base-fixed tag in $SRC (make tree)"
 moves=()
+beyond=0
 while read -r g; do
 	[ -n "$g" ] || continue
+	# the groups after tests/ live on tag fast, not in HEAD's history
+	[ "$beyond" = 0 ] || continue
+	[ "$g" != tests ] || beyond=1
 	t=grp/$g
 	# a group with no patch (e.g. a base that needs no fixes) has no tag
 	if ! old=$(git -C "$SRC" rev-parse -q --verify "$t^{commit}"); then
@@ -47,3 +52,6 @@ for m in "${moves[@]}"; do
 	[ "$dry" = 1 ] || git -C "$SRC" tag -f "$t" "$c" >/dev/null
 done
 [ "$dry" = 0 ] || log "retag: -n, nothing changed"
+if [ "$dry" = 0 ] && beyond_upstream && ! git -C "$SRC" merge-base --is-ancestor patched fast; then
+	log "retag: the groups after tests/ (tag fast) are still on the old stack: rebase them (git -C $SRC rebase --onto patched OLD-grp/tests fast, then tag each grp/GROUP and fast) before make export"
+fi
