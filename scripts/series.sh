@@ -83,10 +83,10 @@ results_of() {
 	done <"$1"
 }
 # The postings before a group: its prerequisite-patch-id lines name them.
-posted=()
+posted=() posted_stable=() stable_ranges=()
 prev=base-fixed
 while read -r grp; do
-	case $grp in '#'* | '' | base | tests) continue ;; esac
+	case $grp in '#'* | '' | base) continue ;; tests) prev=grp/tests; continue ;; esac
 	g rev-parse -q --verify "grp/$grp" >/dev/null || continue
 	n=$(g rev-list --count "$prev..grp/$grp")
 	if [ "$n" -gt 0 ]; then
@@ -131,19 +131,30 @@ while read -r grp; do
 		else
 			note="Based on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*}): the base-commit below is that tree as imported, with $nfix fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
 		fi
-		if [ "$SERIES_STACKED" = yes ] && [ ${#posted[@]} -gt 0 ]; then
-			note+=" This posting applies on top of, and its prerequisite-patch-id lines are, the postings before it: $(printf '"%s", ' "${posted[@]}" | sed 's/, $//')."
+		# a stable posting needs only the stable postings before it (the
+		# carriers' series are not for stable); the others need them all
+		if [ "${grp#stable}" != "$grp" ]; then
+			before=("${posted_stable[@]}") before_ranges=("${stable_ranges[@]}")
+		else
+			before=("${posted[@]}") before_ranges=("base-fixed..$prev")
+		fi
+		if [ "$SERIES_STACKED" = yes ] && [ ${#before[@]} -gt 0 ]; then
+			note+=" This posting applies on top of, and its prerequisite-patch-id lines are, the postings before it: $(printf '"%s", ' "${before[@]}" | sed 's/, $//')."
 		fi
 		posted+=("$(head -1 "$cover")")
+		if [ "${grp#stable}" != "$grp" ]; then
+			posted_stable+=("$(head -1 "$cover")")
+			stable_ranges+=("$prev..grp/$grp")
+		fi
 		# Cover subject and text; every patch from the submitter, with
 		# their sign-off; To/Cc in every mail.
 		# git 2.39's format-patch --base computes some prerequisite ids
 		# differently from "git patch-id --stable" on the posted patch,
 		# which is what b4 matches: write them from the commits instead.
 		ids=""
-		[ "$SERIES_STACKED" = no ] ||
-			ids=$(for c in $(g rev-list --reverse "base-fixed..$prev"); do
-				g show "$c" | git patch-id --stable | cut -d' ' -f1; done | paste -sd' ' -)
+		[ "$SERIES_STACKED" = no ] || [ ${#before_ranges[@]} = 0 ] ||
+			ids=$(for r in "${before_ranges[@]}"; do for c in $(g rev-list --reverse "$r"); do
+				g show "$c" | git patch-id --stable | cut -d' ' -f1; done; done | paste -sd' ' -)
 		# @RESULTS@ in the cover: what ran where, from the kept runs
 		# that patches/GROUP/results names (results_of)
 		results=""
