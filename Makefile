@@ -17,7 +17,7 @@ help:
 	@echo "BASE=6.1|7.3    the base every target works on (bases/; default $$(cat bases/default))"
 	@echo "make test       build the patched kernel and run the default lists (what CI runs)"
 	@echo "make test-full  also the full group;  make coverage  line coverage of the series"
-	@echo "make test-stable  the stable patch alone on the base (the base's own tests)"
+	@echo "make test-stable  each stable posting alone on the base (the base's own tests, and its own)"
 	@echo "make mutants    deliberate bugs the tests must catch (MUTANTS=regex)"
 	@echo "make bench      base vs patched (BENCH=dirty|nx|cr0|all ROUNDS=N BENCH_KIND=perf|lockstat|debug PLATFORM=amd|intel|all)"
 	@echo "make migrate    live-migration check;  make baseline  re-record the base's tests/baseline*"
@@ -98,14 +98,11 @@ mutants: build
 # written to $(RESULTS)/coverage.txt (docs/results for 6.1).  Fails on a changed line that ran
 # nowhere and that the base's tests/coverage-explained does not explain.  A failing
 # test does not stop the report (the verdicts are make test's job).
-# The stable group alone on the base (what 6.1.y would apply): the default
-# group's entries that the base's selftests have, and five TDP MMU fault-heavy
-# tests of the full group, judged against the base's baselines.
-STABLE_EXTRA = dirty_log_perf_test|kvm_page_table_test|demand_paging_test|memslot_modification_stress_test|access_tracking_perf_test
+# Each stable posting alone on the base (what 6.1.y would apply): the
+# default group's entries that the base's selftests have, five TDP MMU
+# fault-heavy tests, and the posting's own tests (scripts/test-stable.sh).
 test-stable: tree
-	$(S)/build.sh stable all
-	$(S)/run-tests.sh -k stable -f "$$($(S)/run-tests.sh -l | awk '{ print $$1 }' | \
-		grep -Fx -f <(awk '!/^#/ && $$2 != "absent" { print $$1 }' $(T)/baseline $(T)/baseline.intel) | paste -sd'|')|$(STABLE_EXTRA)"
+	$(S)/test-stable.sh
 coverage:
 	$(S)/run-tests.sh -k patched-gcov -n
 	$(MAKE) --no-print-directory build

@@ -20,11 +20,11 @@ lock_cache -s tree
 lock_cache -x "build-$variant"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac
-# stable: a worktree of its own at grp/stable
-if [ "$variant" = stable ]; then
-	src=$CACHE/linux-stable
-	worktree_at "$src" grp/stable
-fi
+# stable, stable-GROUP: a worktree of its own at grp/stable, alone/GROUP
+case $variant in stable | stable-*)
+	src=$CACHE/linux-$variant
+	worktree_at "$src" "$rev" ;;
+esac
 # fast, fast-perf, fast-gcov: the worktree linux-fast at tag fast (every
 # group, those beyond upstream included); dN-perf: the worktree
 # linux-upstream, N patches after grp/tests
@@ -51,7 +51,7 @@ esac
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
 case $variant in
-base* | stable | fast* | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+base* | stable* | fast* | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
 *) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
 esac
 # $SRC checked out at the groups beyond upstream (to work on them) is not

@@ -57,5 +57,6 @@ else
 	g tag -f patched HEAD >/dev/null
 fi
 if g rev-parse -q --verify grp/base >/dev/null; then g tag -f base-fixed grp/base >/dev/null; fi
+alone_tags
 echo "$(patches_hash) $(g rev-parse HEAD)" >"$STAMP"
 log "exported $(wc -l <"$tmp/series") patches"

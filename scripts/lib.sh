@@ -200,8 +200,10 @@ vm_opts() {
 # result of the series), mutant-amd and mutant-intel (the patched kernel
 # with the KVM modules of one deliberate bug, made by scripts/mutants.sh,
 # one per platform so that both can run at once; mutant-amd-fast and
-# mutant-intel-fast: the same on the fast kernel), and stable (the base with
-# the stable group only: what 6.1.y would apply; make test-stable).
+# mutant-intel-fast: the same on the fast kernel), stable (the base with
+# the stable group only: what 6.1.y would apply; make test-stable) and
+# stable-GROUP (the base with that stable posting alone, tag alone/GROUP,
+# made by alone_tags).
 variant_rev() {
 	case $1 in
 	base | base-perf | base-lockstat) echo base-fixed ;;
@@ -210,10 +212,42 @@ variant_rev() {
 		beyond_upstream || die "variant $1: bases/$BASE/patches has no group after tests/ (no fast kernel)"
 		echo fast ;;
 	stable) echo grp/stable ;;
+	stable-*)
+		git -C "$SRC" rev-parse -q --verify "alone/${1#stable-}" >/dev/null ||
+			die "variant $1: no tag alone/${1#stable-} (a stable group of bases/$BASE/patches/groups that is not held; make tree)"
+		echo "alone/${1#stable-}" ;;
 	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
 	probe-perf) echo patched ;;
 	*) die "unknown variant '$1' (want base, patched, fast, base-perf, patched-perf, fast-perf, dN-perf, probe-perf, base-lockstat, patched-lockstat, patched-gcov, fast-gcov, mutant-amd, mutant-intel, mutant-amd-fast, mutant-intel-fast or stable)" ;;
 	esac
+}
+
+# stable_requests: the stable groups after "stable" that are not held, in
+# order: postings for 6.1.y that make test-stable runs alone on the base
+stable_requests() {
+	local g
+	while read -r g; do
+		case $g in stable-*) [ -f "$PATCHES/$g/hold" ] || echo "$g" ;; esac
+	done < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups")
+}
+
+# alone_tags: for each of stable_requests, tag alone/GROUP: its commits
+# picked onto base-fixed by themselves (the posting alone on the base, as
+# stable would apply it).  mktree.sh and export.sh call it.
+alone_tags() {
+	local g prev c wt=$CACHE/linux-alone
+	git -C "$SRC" tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null
+	while read -r g; do
+		prev=$(git -C "$SRC" describe --tags --abbrev=0 --match 'grp/*' "grp/$g^" 2>/dev/null || echo base-fixed)
+		worktree_at "$wt" base-fixed
+		for c in $(git -C "$SRC" rev-list --reverse "$prev..grp/$g"); do
+			GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid \
+			GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" git -C "$wt" cherry-pick "$c" >/dev/null 2>&1 ||
+				die "bases/$BASE/patches/$g does not apply to the base by itself ($(git -C "$SRC" log -1 --format=%s "$c")): a stable request must"
+		done
+		git -C "$SRC" tag -f "alone/$g" "$(git -C "$wt" rev-parse HEAD)" >/dev/null
+	done < <(stable_requests)
+	[ ! -e "$wt/.git" ] || { git -C "$SRC" worktree remove --force "$wt"; git -C "$SRC" worktree prune; }
 }
 
 # beyond_upstream: true if the tree has groups after tests/ (beyond
