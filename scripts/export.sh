@@ -57,6 +57,6 @@ else
 	g tag -f patched HEAD >/dev/null
 fi
 if g rev-parse -q --verify grp/base >/dev/null; then g tag -f base-fixed grp/base >/dev/null; fi
-alone_tags
+g tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null  # test-stable.sh remakes them
 echo "$(patches_hash) $(g rev-parse HEAD)" >"$STAMP"
 log "exported $(wc -l <"$tmp/series") patches"

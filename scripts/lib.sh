@@ -214,7 +214,7 @@ variant_rev() {
 	stable) echo grp/stable ;;
 	stable-*)
 		git -C "$SRC" rev-parse -q --verify "alone/${1#stable-}" >/dev/null ||
-			die "variant $1: no tag alone/${1#stable-} (a stable group of bases/$BASE/patches/groups that is not held; make tree)"
+			die "variant $1: no tag alone/${1#stable-} (a stable request of bases/$BASE/patches/groups that is not held; make test-stable makes the tag)"
 		echo "alone/${1#stable-}" ;;
 	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
 	probe-perf) echo patched ;;
@@ -233,7 +233,8 @@ stable_requests() {
 
 # alone_tags: for each of stable_requests, tag alone/GROUP: its commits
 # picked onto base-fixed by themselves (the posting alone on the base, as
-# stable would apply it).  mktree.sh and export.sh call it.
+# stable would apply it).  test-stable.sh calls it, with the tree locked;
+# mktree.sh and export.sh drop the old tags.
 alone_tags() {
 	local g prev c wt=$CACHE/linux-alone
 	git -C "$SRC" tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null

@@ -56,8 +56,6 @@ if [ "$fresh" = 0 ] && [ "${KS_RESET_TREE:-0}" != 1 ]; then
 		die "$SRC has $why: work that patches/ does not have.  Commit it in $SRC and run make export (docs/running.md, \"Iterating on a patch\"), or throw it away: KS_RESET_TREE=1 make ..."
 	fi
 	if [ "$had" = "$hash" ] && [ "$(git -C "$CACHE/linux-base" rev-parse HEAD 2>/dev/null)" = "$(g rev-parse base-fixed)" ]; then
-		# the alone/ tags of a tree made before they existed
-		for r in $(stable_requests); do g rev-parse -q --verify "alone/$r" >/dev/null || { alone_tags; break; }; done
 		log "tree up to date with patches/ ($(g rev-list --count base..HEAD) patches)"
 		exit 0
 	fi
@@ -106,7 +104,8 @@ fi
 echo "$hash $(g rev-parse HEAD)" >"$STAMP"
 
 worktree_at "$CACHE/linux-base" base-fixed
-alone_tags
+# the alone/ tags of the old tree (test-stable.sh makes them anew)
+g tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null
 fast=""
 ! beyond_upstream || fast=", and $(g rev-list --count patched..fast) beyond upstream at tag fast"
 log "tree ready: $(g rev-list --count base..patched) patches on the base ($(g rev-list --count base..base-fixed) base fixes)$fast"

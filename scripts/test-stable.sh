@@ -20,6 +20,11 @@ base_entries=$("$s/run-tests.sh" -l | awk '{ print $1 }' |
 	grep -Fx -f <(awk '!/^#/ && $2 != "absent" { print $1 }' "$TESTS/baseline" "$TESTS/baseline.intel") | paste -sd'|')
 [ -n "$base_entries" ] || die "no list entry has a baseline on the base"
 mapfile -t groups < <(echo stable; stable_requests)
+# the stable requests alone on the base: tags alone/GROUP
+(
+	lock_cache -x tree
+	alone_tags
+)
 summary=() rc=0
 for g in "${groups[@]}"; do
 	v=stable
