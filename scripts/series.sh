@@ -83,7 +83,8 @@ results_of() {
 	done <"$1"
 }
 # The postings before a group: its prerequisite-patch-id lines name them.
-posted=() posted_stable=() stable_ranges=()
+posted=()
+declare -A title range
 prev=base-fixed
 while read -r grp; do
 	case $grp in '#'* | '' | base) continue ;; tests) prev=grp/tests; continue ;; esac
@@ -131,21 +132,28 @@ while read -r grp; do
 		else
 			note="Based on Debian's $BASE_PKG $BASE_VER (Linux ${BASE_VER%%-*}): the base-commit below is that tree as imported, with $nfix fixes for its KVM selftests that are not posted (the kernel patches do not need them)."
 		fi
-		# a stable posting needs only the stable postings before it (the
-		# carriers' series are not for stable); the others need them all
+		# What the posting applies on: a stable posting on the base alone
+		# (each is a request of its own); a group with a needs file (one
+		# group per line) on those groups; any other on every group
+		# before it.
 		if [ "${grp#stable}" != "$grp" ]; then
-			before=("${posted_stable[@]}") before_ranges=("${stable_ranges[@]}")
+			before=() before_ranges=()
+		elif [ -f "$PATCHES/$grp/needs" ]; then
+			before=() before_ranges=()
+			while read -r n; do
+				[ -n "${title[$n]:-}" ] || die "bases/$BASE/patches/$grp/needs names '$n', which is not a posting before it"
+				before+=("${title[$n]}") before_ranges+=("${range[$n]}")
+			done < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/$grp/needs")
 		else
 			before=("${posted[@]}") before_ranges=("base-fixed..$prev")
 		fi
 		if [ "$SERIES_STACKED" = yes ] && [ ${#before[@]} -gt 0 ]; then
-			note+=" This posting applies on top of, and its prerequisite-patch-id lines are, the postings before it: $(printf '"%s", ' "${before[@]}" | sed 's/, $//')."
+			note+=" This posting applies on top of, and its prerequisite-patch-id lines are: $(printf '"%s", ' "${before[@]}" | sed 's/, $//')."
+		elif [ "$SERIES_STACKED" = yes ]; then
+			note+=" It applies to the base by itself."
 		fi
 		posted+=("$(head -1 "$cover")")
-		if [ "${grp#stable}" != "$grp" ]; then
-			posted_stable+=("$(head -1 "$cover")")
-			stable_ranges+=("$prev..grp/$grp")
-		fi
+		title[$grp]=$(head -1 "$cover") range[$grp]=$prev..grp/$grp
 		# Cover subject and text; every patch from the submitter, with
 		# their sign-off; To/Cc in every mail.
 		# git 2.39's format-patch --base computes some prerequisite ids
