@@ -18,6 +18,7 @@ git -C "$SRC" rev-parse -q --verify base-fixed >/dev/null ||
 	die "no tree with a base-fixed tag in $SRC (make tree)"
 moves=()
 beyond=0
+old_tests=$(git -C "$SRC" rev-parse -q --verify grp/tests || true)
 while read -r g; do
 	[ -n "$g" ] || continue
 	# the groups after tests/ live on tag fast, not in HEAD's history
@@ -53,5 +54,5 @@ for m in "${moves[@]}"; do
 done
 [ "$dry" = 0 ] || log "retag: -n, nothing changed"
 if [ "$dry" = 0 ] && beyond_upstream && ! git -C "$SRC" merge-base --is-ancestor patched fast; then
-	log "retag: the groups after tests/ (tag fast) are still on the old stack: rebase them (git -C $SRC rebase --onto patched OLD-grp/tests fast, then tag each grp/GROUP and fast) before make export"
+	log "retag: the groups after tests/ (tag fast) are still on the old stack: rebase them (git -C $SRC rebase --onto patched ${old_tests:0:12} fast, then tag each grp/GROUP and fast at the result, and git checkout main) before make export"
 fi

@@ -33,14 +33,14 @@ for g in "${groups[@]}"; do
 	"$s/build.sh" "$v" all
 	out=$CACHE/test-stable.$v.log
 	"$s/run-tests.sh" -k "$v" -f "$base_entries|$extra" 2>&1 | tee "$out" || rc=1
-	summary+=("$g alone: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)")
+	summary+=("$g alone: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || echo 'no summary: see '"$out")")
 	own=$PATCHES/$g/stable-tests
 	if [ -f "$own" ]; then
 		re=$(grep -v '^#' "$own" | head -1)
 		log "test-stable: $g alone, the posting's own tests ($re) with the patched selftests"
 		"$s/build.sh" patched selftests
 		KS_TESTS_FROM=patched KS_RUN=own "$s/run-tests.sh" -k "$v" -f "$re" 2>&1 | tee "$out.own" || rc=1
-		summary+=("$g alone, its own tests: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out.own" | tail -1)")
+		summary+=("$g alone, its own tests: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out.own" | tail -1 || echo 'no summary: see '"$out.own")")
 	fi
 done
 printf '%s\n' "${summary[@]}"
