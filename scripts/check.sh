@@ -40,7 +40,9 @@ checkpatch() {
 }
 
 bisect() {
-	local wt=$CACHE/linux-bisect c cfg out
+	local wt=$CACHE/linux-bisect c cfg out top=patched
+	# the groups after tests/ (tag fast) are part of the series too
+	! beyond_upstream || top=fast
 	[ -d "$wt" ] || git -C "$SRC" worktree add -q --detach "$wt" base-fixed
 	for cfg in all nointel noamd; do
 		out=$BUILD/bisect-$cfg
@@ -58,7 +60,7 @@ bisect() {
 		noamd) ! grep -q '^CONFIG_KVM_AMD=' "$out/.config" || die "KVM_AMD still set" ;;
 		esac
 		make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" modules_prepare >/dev/null
-		for c in $(git -C "$SRC" rev-list --reverse base-fixed..patched); do
+		for c in $(git -C "$SRC" rev-list --reverse "base-fixed..$top"); do
 			git -C "$wt" checkout -q -f --detach "$c"
 			log "bisect[$cfg] $(git -C "$wt" log -1 --format=%s)"
 			make -s -C "$wt" O="$out" CC="ccache gcc" -j"$(nproc)" KCFLAGS=-Werror arch/x86/kvm/ ||
