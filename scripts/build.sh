@@ -11,12 +11,11 @@ set -euo pipefail
 need make gcc ccache flex bison bc git cpio gzip
 variant=${1:?usage: build.sh VARIANT [kernel|selftests|kvm|migrate|all]}
 what=${2:-all}
+lock_cache -s tree
 case $variant in fast | fast-*)
-	lock_cache -s tree
 	beyond_upstream || { log "$variant: bases/$BASE/patches has no group after tests/: nothing to build"; exit 0; } ;;
 esac
 rev=$(variant_rev "$variant")
-lock_cache -s tree
 lock_cache -x "build-$variant"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac

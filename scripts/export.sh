@@ -47,16 +47,8 @@ done
 	cat "$tmp/series"
 } >"$PATCHES/series"
 # the tags the other scripts use follow the exported commits; the tree
-# goes back to patched (mktree.sh)
-g tag -d fast >/dev/null 2>&1 || true
-if g rev-parse -q --verify grp/tests >/dev/null && [ "$prev" != grp/tests ]; then
-	g tag -f fast "$prev" >/dev/null
-	g tag -f patched grp/tests >/dev/null
-	[ "$head" = "$(g rev-parse patched)" ] || g checkout -q -B main patched
-else
-	g tag -f patched HEAD >/dev/null
-fi
+# goes back to patched
+top_tags "$prev"
 if g rev-parse -q --verify grp/base >/dev/null; then g tag -f base-fixed grp/base >/dev/null; fi
-g tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null  # test-stable.sh remakes them
 echo "$(patches_hash) $(g rev-parse HEAD)" >"$STAMP"
 log "exported $(wc -l <"$tmp/series") patches"

@@ -251,6 +251,27 @@ alone_tags() {
 	[ ! -e "$wt/.git" ] || { git -C "$SRC" worktree remove --force "$wt"; git -C "$SRC" worktree prune; }
 }
 
+# top_tags TOP: once the tree's groups are made (mktree.sh) or exported
+# (export.sh), TOP the end of the last group: tag patched (grp/tests where
+# groups follow tests/, whose end is then tag fast; else TOP), check the
+# tree out there (branch main), and drop the old tree's alone/ tags
+# (test-stable.sh makes them anew).
+top_tags() {
+	local top
+	top=$(git -C "$SRC" rev-parse "$1")
+	git -C "$SRC" tag -d fast >/dev/null 2>&1 || true
+	if git -C "$SRC" rev-parse -q --verify grp/tests >/dev/null &&
+		[ "$(git -C "$SRC" rev-parse grp/tests)" != "$top" ]; then
+		git -C "$SRC" tag -f fast "$top" >/dev/null
+		git -C "$SRC" tag -f patched grp/tests >/dev/null
+	else
+		git -C "$SRC" tag -f patched "$top" >/dev/null
+	fi
+	[ "$(git -C "$SRC" rev-parse HEAD)" = "$(git -C "$SRC" rev-parse patched)" ] ||
+		git -C "$SRC" checkout -q -B main patched
+	git -C "$SRC" tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null
+}
+
 # beyond_upstream: true if the tree has groups after tests/ (beyond
 # upstream, e.g. d-fast-clear): mktree.sh tagged their end "fast"
 beyond_upstream() {

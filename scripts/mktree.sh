@@ -93,19 +93,10 @@ if [ -n "$prev" ]; then
 	g tag -f "grp/$prev" HEAD >/dev/null
 	[ "$prev" = base ] && g tag -f base-fixed HEAD >/dev/null
 fi
-g tag -d fast >/dev/null 2>&1 || true
-if g rev-parse -q --verify grp/tests >/dev/null && [ "$(g rev-parse grp/tests)" != "$(g rev-parse HEAD)" ]; then
-	g tag -f fast HEAD >/dev/null
-	g tag -f patched grp/tests >/dev/null
-	g checkout -q -B main patched
-else
-	g tag -f patched HEAD >/dev/null
-fi
+top_tags HEAD
 echo "$hash $(g rev-parse HEAD)" >"$STAMP"
 
 worktree_at "$CACHE/linux-base" base-fixed
-# the alone/ tags of the old tree (test-stable.sh makes them anew)
-g tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null
 fast=""
 ! beyond_upstream || fast=", and $(g rev-list --count patched..fast) beyond upstream at tag fast"
 log "tree ready: $(g rev-list --count base..patched) patches on the base ($(g rev-list --count base..base-fixed) base fixes)$fast"
