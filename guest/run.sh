@@ -37,7 +37,7 @@ load() { # load MMU PARAMS
 		case $p in
 		kvm.*) kvm_p+=("${p#kvm.}") ;;
 		vendor.*) ven_p+=("${p#vendor.}") ;;
-		hugepages=* | cpus=* | accel=* | group=* | -) ;;
+		hugepages=* | cpus=* | accel=* | group=* | needs=* | -) ;;
 		*) echo "bad param $p"; return 1 ;;
 		esac
 	done

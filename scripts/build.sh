@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build.sh VARIANT [kernel|selftests|kvm|migrate|all], VARIANT: base, patched,
 # fast, base-perf, patched-perf, fast-perf, dN-perf, probe-perf,
-# base-lockstat, patched-lockstat, patched-gcov, fast-gcov or stable (lib.sh)
+# base-lockstat, patched-lockstat, patched-gcov, fast-gcov, stable,
+# stable-GROUP or unheld (lib.sh)
 # Build the kernel (bzImage + modules) and the KVM selftests for one variant
 # into $BUILD/<variant>, out of tree, with ccache, and the guest of the
 # live-migration check (migrate/).  "kvm" rebuilds only arch/x86/kvm (fast
@@ -19,8 +20,9 @@ rev=$(variant_rev "$variant")
 lock_cache -x "build-$variant"
 src=$SRC
 case $variant in base*) src=$CACHE/linux-base ;; esac
-# stable, stable-GROUP: a worktree of its own at grp/stable, alone/GROUP
-case $variant in stable | stable-*)
+# stable, stable-GROUP, unheld: a worktree of its own at grp/stable,
+# alone/GROUP, unheld
+case $variant in stable | stable-* | unheld)
 	src=$CACHE/linux-$variant
 	worktree_at "$src" "$rev" ;;
 esac
@@ -50,7 +52,7 @@ esac
 want=$(git -C "$SRC" rev-parse "$rev")
 have=$(git -C "$src" rev-parse HEAD)
 case $variant in
-base* | stable* | fast* | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
+base* | stable* | unheld | fast* | d[1-9]-perf | probe-perf) [ "$have" = "$want" ] || die "$src is not at $rev (run scripts/mktree.sh)" ;;
 *) [ "$(git -C "$src" rev-list --count "$rev..HEAD")" = 0 ] || log "note: $src has commits after tag $rev" ;;
 esac
 # $SRC checked out at the groups beyond upstream (to work on them) is not

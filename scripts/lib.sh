@@ -203,7 +203,9 @@ vm_opts() {
 # mutant-intel-fast: the same on the fast kernel), stable (the base with
 # the stable group only: what 6.1.y would apply; make test-stable) and
 # stable-GROUP (the base with that stable posting alone, tag alone/GROUP,
-# made by alone_tags).
+# made by alone_tags), unheld (the patched stack without the held groups,
+# tag unheld, made by unheld_tag: what a carrier who takes only what is
+# upstream or requested runs; make test-unheld).
 variant_rev() {
 	case $1 in
 	base | base-perf | base-lockstat) echo base-fixed ;;
@@ -212,13 +214,17 @@ variant_rev() {
 		beyond_upstream || die "variant $1: bases/$BASE/patches has no group after tests/ (no fast kernel)"
 		echo fast ;;
 	stable) echo grp/stable ;;
+	unheld)
+		git -C "$SRC" rev-parse -q --verify unheld >/dev/null ||
+			die "variant unheld: no tag unheld (make test-unheld makes it: the groups up to tests/ without the held ones)"
+		echo unheld ;;
 	stable-*)
 		git -C "$SRC" rev-parse -q --verify "alone/${1#stable-}" >/dev/null ||
 			die "variant $1: no tag alone/${1#stable-} (a stable request of bases/$BASE/patches/groups that is not held; make test-stable makes the tag)"
 		echo "alone/${1#stable-}" ;;
 	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
 	probe-perf) echo patched ;;
-	*) die "unknown variant '$1' (want base, patched, fast, base-perf, patched-perf, fast-perf, dN-perf, probe-perf, base-lockstat, patched-lockstat, patched-gcov, fast-gcov, mutant-amd, mutant-intel, mutant-amd-fast, mutant-intel-fast or stable)" ;;
+	*) die "unknown variant '$1' (want base, patched, fast, base-perf, patched-perf, fast-perf, dN-perf, probe-perf, base-lockstat, patched-lockstat, patched-gcov, fast-gcov, mutant-amd, mutant-intel, mutant-amd-fast, mutant-intel-fast, stable, stable-GROUP or unheld)" ;;
 	esac
 }
 
@@ -251,11 +257,46 @@ alone_tags() {
 	[ ! -e "$wt/.git" ] || { git -C "$SRC" worktree remove --force "$wt"; git -C "$SRC" worktree prune; }
 }
 
+# unheld_tag: tag unheld, the groups up to tests/ without the held ones
+# (a file "hold" in the group's folder): from the end of the longest run of
+# groups before the first held one, the commits of each later group up to
+# tests/ that is not held, picked in order.  Where no group before tests/
+# is held, unheld is tag patched.  test-unheld.sh calls it, with the tree
+# locked; mktree.sh and export.sh drop the old tag.
+unheld_tag() {
+	local g c at="" picking=0 wt=$CACHE/linux-unheld-pick prev=base-fixed
+	git -C "$SRC" tag -d unheld >/dev/null 2>&1 || true
+	while read -r g; do
+		if [ "$picking" = 0 ]; then
+			if [ -f "$PATCHES/$g/hold" ]; then
+				picking=1
+				at=$prev
+				worktree_at "$wt" "$at"
+			fi
+		elif [ ! -f "$PATCHES/$g/hold" ]; then
+			for c in $(git -C "$SRC" rev-list --reverse "$prev..grp/$g"); do
+				GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid \
+				GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" git -C "$wt" cherry-pick "$c" >/dev/null 2>&1 ||
+					die "bases/$BASE/patches/$g does not apply without the held groups ($(git -C "$SRC" log -1 --format=%s "$c")): a group before a held one must not need it, and one after it must say so"
+			done
+		fi
+		prev=grp/$g
+		[ "$g" != tests ] || break
+	done < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups")
+	if [ "$picking" = 0 ]; then
+		git -C "$SRC" tag -f unheld patched >/dev/null
+	else
+		git -C "$SRC" tag -f unheld "$(git -C "$wt" rev-parse HEAD)" >/dev/null
+		git -C "$SRC" worktree remove --force "$wt"
+		git -C "$SRC" worktree prune
+	fi
+}
+
 # top_tags TOP: once the tree's groups are made (mktree.sh) or exported
 # (export.sh), TOP the end of the last group: tag patched (grp/tests where
 # groups follow tests/, whose end is then tag fast; else TOP), check the
 # tree out there (branch main), and drop the old tree's alone/ tags
-# (test-stable.sh makes them anew).
+# (test-stable.sh makes them anew) and tag unheld (test-unheld.sh).
 top_tags() {
 	local top
 	top=$(git -C "$SRC" rev-parse "$1")
@@ -270,6 +311,7 @@ top_tags() {
 	[ "$(git -C "$SRC" rev-parse HEAD)" = "$(git -C "$SRC" rev-parse patched)" ] ||
 		git -C "$SRC" checkout -q -B main patched
 	git -C "$SRC" tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null
+	git -C "$SRC" tag -d unheld >/dev/null 2>&1 || true
 }
 
 # beyond_upstream: true if the tree has groups after tests/ (beyond
