@@ -220,7 +220,7 @@ variant_rev() {
 		echo unheld ;;
 	stable-*)
 		git -C "$SRC" rev-parse -q --verify "alone/${1#stable-}" >/dev/null ||
-			die "variant $1: no tag alone/${1#stable-} (a stable request of bases/$BASE/patches/groups that is not held; make test-stable makes the tag)"
+			die "variant $1: no tag alone/${1#stable-} (a stable group of bases/$BASE/patches/groups; make test-stable makes the tag)"
 		echo "alone/${1#stable-}" ;;
 	d[1-9]-perf) d_step_rev "${1%-perf}" ;;
 	probe-perf) echo patched ;;
@@ -228,16 +228,14 @@ variant_rev() {
 	esac
 }
 
-# stable_requests: the stable groups after "stable" that are not held, in
-# order: postings for 6.1.y that make test-stable runs alone on the base
-stable_requests() {
-	local g
-	while read -r g; do
-		case $g in stable-*) [ -f "$PATCHES/$g/hold" ] || echo "$g" ;; esac
-	done < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups")
+# stable_groups: the stable groups after "stable", in order: postings for
+# 6.1.y, sent now or (a file "hold") once mainline has the fix; make
+# test-stable runs each alone on the base
+stable_groups() {
+	sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups" | { grep '^stable-' || true; }
 }
 
-# alone_tags: for each of stable_requests, tag alone/GROUP: its commits
+# alone_tags: for each of stable_groups, tag alone/GROUP: its commits
 # picked onto base-fixed by themselves (the posting alone on the base, as
 # stable would apply it).  test-stable.sh calls it, with the tree locked;
 # mktree.sh and export.sh drop the old tags.
@@ -253,7 +251,7 @@ alone_tags() {
 				die "bases/$BASE/patches/$g does not apply to the base by itself ($(git -C "$SRC" log -1 --format=%s "$c")): a stable request must"
 		done
 		git -C "$SRC" tag -f "alone/$g" "$(git -C "$wt" rev-parse HEAD)" >/dev/null
-	done < <(stable_requests)
+	done < <(stable_groups)
 	[ ! -e "$wt/.git" ] || { git -C "$SRC" worktree remove --force "$wt"; git -C "$SRC" worktree prune; }
 }
 

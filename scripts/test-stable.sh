@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test-stable.sh: each stable posting alone on the base, as 6.1.y would
 # apply it (make test-stable).  For the group "stable" (kernel: tag
-# grp/stable) and every stable request after it that is not held
-# (lib.sh, stable_requests; kernel: tag alone/GROUP, the group's commits
+# grp/stable) and every stable group after it, held or not (lib.sh,
+# stable_groups; kernel: tag alone/GROUP, the group's commits
 # picked onto base-fixed by themselves): build it, then run the lists'
 # default-group entries that the base's selftests have, and the TDP MMU
 # fault-heavy tests of STABLE_EXTRA, judged against the base's baselines;
@@ -19,7 +19,7 @@ s=$TOP/scripts
 base_entries=$("$s/run-tests.sh" -l | awk '{ print $1 }' |
 	grep -Fx -f <(awk '!/^#/ && $2 != "absent" { print $1 }' "$TESTS/baseline" "$TESTS/baseline.intel") | paste -sd'|')
 [ -n "$base_entries" ] || die "no list entry has a baseline on the base"
-mapfile -t groups < <(echo stable; stable_requests)
+mapfile -t groups < <(echo stable; stable_groups)
 # the stable requests alone on the base: tags alone/GROUP
 (
 	lock_cache -x tree
@@ -33,7 +33,9 @@ for g in "${groups[@]}"; do
 	"$s/build.sh" "$v" all
 	out=$CACHE/test-stable.$v.log
 	"$s/run-tests.sh" -k "$v" -f "$base_entries|$extra" 2>&1 | tee "$out" || rc=1
-	summary+=("$g alone: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || echo 'no summary: see '"$out")")
+	held=""
+	[ ! -f "$PATCHES/$g/hold" ] || held=" (held)"
+	summary+=("$g$held alone: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || echo 'no summary: see '"$out")")
 	own=$PATCHES/$g/stable-tests
 	if [ -f "$own" ]; then
 		re=$(grep -v '^#' "$own" | head -1)
