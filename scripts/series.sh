@@ -9,6 +9,9 @@
 # cover must have a "Changes in v<N>:" section.  base/ fixes and the
 # project's own tests (tests/: run by the harness, never posted) are not
 # sent.
+# A group with a file patches/<group>/request (one upstream commit that the
+# stable tree lacks and that applies as it is) is one mail asking stable to
+# apply it: the cover's subject and text, no patch.
 # A group with a file patches/<group>/hold is written to
 # out/series/HELD-<group>/ instead, not to be sent until the hold goes.
 # The stable groups (stable*) go to stable@vger.kernel.org as
@@ -140,9 +143,9 @@ while read -r grp; do
 			before=() before_ranges=()
 		elif [ -f "$PATCHES/$grp/needs" ]; then
 			before=() before_ranges=()
-			while read -r n; do
-				[ -n "${title[$n]:-}" ] || die "bases/$BASE/patches/$grp/needs names '$n', which is not a posting before it"
-				before+=("${title[$n]}") before_ranges+=("${range[$n]}")
+			while read -r need; do
+				[ -n "${title[$need]:-}" ] || die "bases/$BASE/patches/$grp/needs names '$need', which is not a posting before it"
+				before+=("${title[$need]}") before_ranges+=("${range[$need]}")
 			done < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/$grp/needs")
 		else
 			before=("${posted[@]}") before_ranges=("base-fixed..$prev")
@@ -163,6 +166,10 @@ while read -r grp; do
 		[ "$SERIES_STACKED" = no ] || [ ${#before_ranges[@]} = 0 ] ||
 			ids=$(for r in "${before_ranges[@]}"; do for c in $(g rev-list --reverse "$r"); do
 				g show "$c" | git patch-id --stable | cut -d' ' -f1; done; done | paste -sd' ' -)
+		# @HARNESS@ in the cover: the harness's repository (KS_REPO_URL,
+		# where it is published) and commit, for a recipient to rerun it
+		harness="kvm-series ${KS_REPO_URL:-(no public URL yet: ask the sender)} at commit $(git -C "$TOP" rev-parse --short=12 HEAD)"
+		[ -z "$(git -C "$TOP" status --porcelain)" ] || harness+=" plus uncommitted changes"
 		# @RESULTS@ in the cover: what ran where, from the kept runs
 		# that patches/GROUP/results names (results_of)
 		results=""
@@ -170,12 +177,24 @@ while read -r grp; do
 			[ -f "$PATCHES/$grp/results" ] || die "bases/$BASE/patches/$grp/cover has @RESULTS@ but there is no bases/$BASE/patches/$grp/results"
 			results=$(results_of "$PATCHES/$grp/results")
 		fi
-		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" "$note" "$ids" "$results" <<'PY'
+		# A group with a file "request" asks stable to apply an upstream
+		# commit as it is: one mail, the cover's text, no patch (the
+		# tree's commit of it is what the harness tests)
+		request=""
+		if [ -f "$PATCHES/$grp/request" ]; then
+			[ "$n" = 1 ] || die "bases/$BASE/patches/$grp/request: a request names one upstream commit, and the group has $n"
+			request="STABLE REQUEST ${STABLE_PREFIX#PATCH }"
+		fi
+		python3 - "$dir" "$cover" "$to" "$cc" "$name <$email>" "$note" "$ids" "$results" "$harness" "$request" <<'PY'
 import glob, re, sys, textwrap
-d, cover, to, cc, me, note, ids, results = sys.argv[1:]
+d, cover, to, cc, me, note, ids, results, harness, request = sys.argv[1:]
 prereq = ''.join('prerequisite-patch-id: %s\n' % i for i in ids.split())
 subject, _, text = open(cover).read().partition('\n')
 text = text.replace('@RESULTS@', results)
+# @HARNESS@: where the harness is, at which commit; the line it is on is
+# wrapped again
+text = '\n'.join(textwrap.fill(l.replace('@HARNESS@', harness), 72, break_on_hyphens=False)
+                 if '@HARNESS@' in l else l for l in text.split('\n'))
 for f in sorted(glob.glob(d + '/*.patch')):
     s = open(f).read()
     if '0000-cover-letter' in f:
@@ -183,6 +202,12 @@ for f in sorted(glob.glob(d + '/*.patch')):
         s = s.replace('*** BLURB HERE ***', text.strip() + '\n\n' + textwrap.fill(note, 72, break_on_hyphens=False))
         # The shortlog names the commits' author: the submitter.
         s = re.sub(r'(?m)^kvm-series \((\d+)\):$', me.split(' <')[0] + r' (\1):', s)
+    elif request:
+        # the request: the patch mail's headers, the cover's subject and
+        # text as its body, no diff
+        head = s.partition('\n\n')[0]
+        head = re.sub(r'(?m)^Subject: .*(\n[ \t].*)*$', lambda _: 'Subject: [%s] %s' % (request, subject.strip()), head)
+        s = head + '\n\n' + text.strip() + '\n'
     else:
         msg, sep, diff = s.partition('\n---\n')
         if not sep:
@@ -209,7 +234,9 @@ for f in sorted(glob.glob(d + '/*.patch')):
     body = re.sub(r'(?m)(^prerequisite-patch-id: .*\n)+', lambda _: prereq, body)
     open(f, 'w').write(head + sep + body)
 PY
-		if [ "$n" = 1 ]; then
+		if [ -n "$request" ]; then
+			log "$grp: v$ver, a request to apply the upstream commit as it is (no patch) in $dir"
+		elif [ "$n" = 1 ]; then
 			log "$grp: v$ver, 1 patch (cover text below its ---) in $dir"
 		else
 			log "$grp: v$ver, $n patches + cover letter in $dir"
