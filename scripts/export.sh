@@ -46,6 +46,20 @@ done
 	echo "# quilt order; written by scripts/export.sh"
 	cat "$tmp/series"
 } >"$PATCHES/series"
+# What a carrier applies to the base: the groups before tests/ but base/
+# (the base's selftest build fixes), i.e. the kernel make test runs
+# without the project's own tests and the groups beyond upstream
+{
+	echo "# the patches a carrier applies to the base, in quilt order: every group"
+	echo "# before tests/ but base/; a held group (a file \"hold\") is in, as make"
+	echo "# test's kernel has it (make test-unheld tests the stack without it)."
+	echo "# Written by scripts/export.sh."
+	for grp in "${groups[@]}"; do
+		[ "$grp" != tests ] || break
+		[ "$grp" != base ] || continue
+		grep "^$grp/" "$tmp/series" || true
+	done
+} >"$PATCHES/series.carrier"
 # the tags the other scripts use follow the exported commits; the tree
 # goes back to patched
 top_tags "$prev"
