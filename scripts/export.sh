@@ -13,7 +13,7 @@ lock_cache -x tree
 	die "$SRC is a rebuild from patches/ that did not finish: run make tree, not export"
 g() { git -C "$SRC" "$@"; }
 
-mapfile -t groups < <(grep -v '^#' "$PATCHES/groups" | sed '/^[[:space:]]*$/d')
+mapfile -t groups < <(groups_list)
 prev=base
 last=base
 tmp=$(mktemp -d)

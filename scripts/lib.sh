@@ -228,11 +228,30 @@ variant_rev() {
 	esac
 }
 
+# groups_list: the groups of patches/groups, one a line, in order
+# (comments, blanks and blank lines out)
+groups_list() {
+	sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups"
+}
+
 # stable_groups: the stable groups after "stable", in order: postings for
 # 6.1.y, sent now or (a file "hold") once mainline has the fix; make
 # test-stable runs each alone on the base
 stable_groups() {
-	sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups" | { grep '^stable-' || true; }
+	groups_list | { grep '^stable-' || true; }
+}
+
+# pick_commits WT RANGE WHY: cherry-pick RANGE's commits onto worktree WT,
+# in order, as the neutral committer at a fixed date (the same picks give
+# the same commit ids); die with WHY and the commit's subject if one does
+# not apply
+pick_commits() {
+	local c
+	for c in $(git -C "$SRC" rev-list --reverse "$2"); do
+		GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid \
+		GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" git -C "$1" cherry-pick "$c" >/dev/null 2>&1 ||
+			die "$3 ($(git -C "$SRC" log -1 --format=%s "$c"))"
+	done
 }
 
 # alone_tags: for each of stable_groups, tag alone/GROUP: its commits
@@ -240,16 +259,12 @@ stable_groups() {
 # stable would apply it).  test-stable.sh calls it, with the tree locked;
 # mktree.sh and export.sh drop the old tags.
 alone_tags() {
-	local g prev c wt=$CACHE/linux-alone
+	local g prev wt=$CACHE/linux-alone
 	git -C "$SRC" tag -l 'alone/*' | xargs -r git -C "$SRC" tag -d >/dev/null
 	while read -r g; do
 		prev=$(git -C "$SRC" describe --tags --abbrev=0 --match 'grp/*' "grp/$g^" 2>/dev/null || echo base-fixed)
 		worktree_at "$wt" base-fixed
-		for c in $(git -C "$SRC" rev-list --reverse "$prev..grp/$g"); do
-			GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid \
-			GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" git -C "$wt" cherry-pick "$c" >/dev/null 2>&1 ||
-				die "bases/$BASE/patches/$g does not apply to the base by itself ($(git -C "$SRC" log -1 --format=%s "$c")): a stable request must"
-		done
+		pick_commits "$wt" "$prev..grp/$g" "bases/$BASE/patches/$g does not apply to the base by itself: a stable posting must"
 		git -C "$SRC" tag -f "alone/$g" "$(git -C "$wt" rev-parse HEAD)" >/dev/null
 	done < <(stable_groups)
 	[ ! -e "$wt/.git" ] || { git -C "$SRC" worktree remove --force "$wt"; git -C "$SRC" worktree prune; }
@@ -262,25 +277,20 @@ alone_tags() {
 # is held, unheld is tag patched.  test-unheld.sh calls it, with the tree
 # locked; mktree.sh and export.sh drop the old tag.
 unheld_tag() {
-	local g c at="" picking=0 wt=$CACHE/linux-unheld-pick prev=base-fixed
+	local g picking=0 wt=$CACHE/linux-unheld-pick prev=base-fixed
 	git -C "$SRC" tag -d unheld >/dev/null 2>&1 || true
 	while read -r g; do
 		if [ "$picking" = 0 ]; then
 			if [ -f "$PATCHES/$g/hold" ]; then
 				picking=1
-				at=$prev
-				worktree_at "$wt" "$at"
+				worktree_at "$wt" "$prev"
 			fi
 		elif [ ! -f "$PATCHES/$g/hold" ]; then
-			for c in $(git -C "$SRC" rev-list --reverse "$prev..grp/$g"); do
-				GIT_COMMITTER_NAME=kvm-series GIT_COMMITTER_EMAIL=kvm-series@invalid \
-				GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" git -C "$wt" cherry-pick "$c" >/dev/null 2>&1 ||
-					die "bases/$BASE/patches/$g does not apply without the held groups ($(git -C "$SRC" log -1 --format=%s "$c")): a group before a held one must not need it, and one after it must say so"
-			done
+			pick_commits "$wt" "$prev..grp/$g" "bases/$BASE/patches/$g does not apply without the held groups: a group before a held one must not need it, and one after it must say so"
 		fi
 		prev=grp/$g
 		[ "$g" != tests ] || break
-	done < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups")
+	done < <(groups_list)
 	if [ "$picking" = 0 ]; then
 		git -C "$SRC" tag -f unheld patched >/dev/null
 	else

@@ -12,8 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ $# = 0 ] || die "usage: test-unheld.sh (no arguments; KS_GROUPS and PLATFORM as for run-tests.sh)"
 s=$TOP/scripts
-held=$(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$PATCHES/groups" |
-	sed '/^tests$/q' | while read -r g; do [ ! -f "$PATCHES/$g/hold" ] || echo "$g"; done | paste -sd' ')
+held=$(groups_list | sed '/^tests$/q' | while read -r g; do [ ! -f "$PATCHES/$g/hold" ] || echo "$g"; done | paste -sd' ')
 if [ -z "$held" ]; then
 	log "test-unheld: bases/$BASE/patches holds no group before tests/: the unheld kernel is the patched one (make test)"
 	exit 0
