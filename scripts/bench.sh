@@ -193,65 +193,144 @@ ratios() {
 # CLEAR, so that the SPTEs have a volatile Accessed bit and KVM must clear
 # atomically).  Kernels: $dkinds (base, patched, and after them fast, the
 # groups beyond upstream, where the tree has such groups).
+# Three figures per CLEAR (iteration 1, which clears the initially-set
+# bitmap, left out): its wall time; the clearing thread's CPU time, in a
+# guest whose clock counts instructions, i.e. the instructions the CLEAR
+# retired (on AMD under QEMU -icount, one a nanosecond, ACCEL=icount; on
+# Intel Bochs' clock, KS_BOCHS_IPS a second), the headline: it does not
+# depend on how fast the host runs the emulator, nor on what else the guest
+# CPU ran meanwhile; and the work (the pages found dirty and cleared, the
+# vCPUs' page faults after the CLEAR before), which must be the same for
+# every kernel and boot, or the run fails: a clear that does less is not
+# faster.  One guest CPU (KS_CPUS on AMD, KS_BOCHS_CPUS on Intel).
 bench_dirty() {
-	local r v k m a x b modes=(dirty) lines
+	local r v k m a x b modes=(dirty) lines f d ref per_ns nowork=0
 	# -a (age the memory) is d-fast-clear's option, in the fast build's
 	# selftests only: mainline's dirty_log_perf_test -a means something
 	# else (random access)
 	[ "$st_from" != fast ] || modes+=(dirty-a)
-	rm -f "$out"/dirty*.*.ms "$out"/dirty*.*.bootmed
+	# guest instructions a guest nanosecond: AMD's icount clock counts one a
+	# nanosecond; Bochs' clock KS_BOCHS_IPS a second; plain TCG's clock
+	# follows the host's: no instruction figure, CPU time only
+	case $plat:${ACCEL:-icount} in
+	amd:icount) per_ns=1 ;;
+	amd:*) per_ns="" ;;
+	intel:*) per_ns=$(awk -v i="${KS_BOCHS_IPS:-100000000}" 'BEGIN { print i / 1e9 }') ;;
+	esac
+	rm -f "$out"/dirty*.*.ms "$out"/dirty*.*.bootmed "$out"/dirty*.*.ins "$out"/dirty*.*.insmed
 	for r in $(seq "$rounds"); do
 		for v in "${dkinds[@]}"; do
 			lines=("dirty|tdp|900|-|./dirty_log_perf_test $dirty_args")
 			[ "${#modes[@]}" = 1 ] || lines+=("dirty-a|tdp|900|-|./dirty_log_perf_test $dirty_args -a")
-			run dirty "$v" "$r" "${lines[@]}"
+			ACCEL=${ACCEL:-icount} KS_CPUS=${KS_CPUS:-1} KS_BOCHS_CPUS=${KS_BOCHS_CPUS:-1} \
+				run dirty "$v" "$r" "${lines[@]}"
 			k=${v%%-*}
+			d=$out/dirty.$v.$r
 			for m in "${modes[@]}"; do
+				f=$d/out.$m
 				# Iteration 1 clears the initially-set bitmap: a different job.
-				sed -n 's/.*Iteration \([0-9]*\) clear dirty log time: \([0-9.]*\)s.*/\1 \2/p' \
-					"$out/dirty.$v.$r/out.$m" | awk '$1 > 1 { print $2 * 1000 }' >"$out/dirty.$v.$r/$m.ms"
-				[ -s "$out/dirty.$v.$r/$m.ms" ] || die "$out/dirty.$v.$r/out.$m: no clear times"
-				cat "$out/dirty.$v.$r/$m.ms" >>"$out/$m.$k.ms"
-				med "$out/dirty.$v.$r/$m.ms" >>"$out/$m.$k.bootmed"
+				sed -n 's/.*Iteration \([0-9]*\) clear dirty log time: \([0-9.]*\)s.*/\1 \2/p' "$f" |
+					awk '$1 > 1 { print $2 * 1000 }' >"$d/$m.ms"
+				[ -s "$d/$m.ms" ] || die "$f: no clear times"
+				cat "$d/$m.ms" >>"$out/$m.$k.ms"
+				med "$d/$m.ms" >>"$out/$m.$k.bootmed"
+				sed -n 's/.*Iteration \([0-9]*\) work: \([0-9]*\) pages dirty, \([0-9]*\) page faults (\([0-9]*\) fast).*/\1 \2 \3 \4/p' "$f" |
+					awk '$1 > 1' >"$d/$m.work"
+				sed -n 's/.*Iteration \([0-9]*\) clear dirty log CPU time: \([0-9.]*\)s.*/\1 \2/p' "$f" |
+					awk -v n="${per_ns:-0}" '$1 > 1 { print n ? $2 * 1e9 * n / 1e6 : $2 * 1000 }' >"$d/$m.ins"
+				# selftests that print neither (a base without
+				# d-fast-clear/0007): wall time alone, said below
+				if [ ! -s "$d/$m.work" ] && [ ! -s "$d/$m.ins" ]; then
+					nowork=1
+				elif [ "$(wc -l <"$d/$m.work")" != "$(wc -l <"$d/$m.ms")" ] || [ "$(wc -l <"$d/$m.ins")" != "$(wc -l <"$d/$m.ms")" ]; then
+					die "$f: work or CPU time lines missing for some iterations"
+				fi
+				cat "$d/$m.ins" >>"$out/$m.$k.ins"
+				med "$d/$m.ins" >>"$out/$m.$k.insmed"
 			done
 			# the plots (scripts/plot.sh) read the default mode's
-			cp "$out/dirty.$v.$r/dirty.ms" "$out/dirty.$v.$r/ms"
+			cp "$d/dirty.ms" "$d/ms"
+		done
+	done
+	# the work check: every kernel's every boot did what the first did
+	for m in "${modes[@]}"; do
+		[ "$nowork" = 0 ] || break
+		ref=$out/dirty.${dkinds[0]}.1/$m.work
+		for r in $(seq "$rounds"); do
+			for v in "${dkinds[@]}"; do
+				cmp -s "$ref" "$out/dirty.$v.$r/$m.work" || {
+					diff "$ref" "$out/dirty.$v.$r/$m.work" >&2 || true
+					die "$m: ${v%%-*} (boot $r) did other work than ${dkinds[0]%%-*} (boot 1): iteration, pages dirty, page faults, fast ones above; a clear that leaves pages writable loses them"
+				}
+			done
 		done
 	done
 	echo
 	echo "[$plat] dirty_log_perf_test $dirty_args, $rounds alternating boots per kernel (${dkinds[*]})"
+	case $plat:$per_ns in
+	amd:1) echo "QEMU TCG with -icount shift=0 (the guest clock counts instructions, one a ns), one guest CPU" ;;
+	amd:) echo "QEMU TCG (ACCEL=${ACCEL}), one guest CPU: the guest clock follows the host's; CPU time, not instructions" ;;
+	intel:*) echo "Bochs, ${KS_BOCHS_IPS:-100000000} instructions a guest second, one guest CPU" ;;
+	esac
 	for m in "${modes[@]}"; do
 		echo
 		case $m in
 		dirty) echo "default mode (every SPTE cleared has W, A and D set: a plain write):" ;;
 		dirty-a) echo "-a mode (memory aged before each CLEAR: the SPTEs have A clear, the atomic path):" ;;
 		esac
-		echo "clear-dirty-log time per iteration, ms (iteration 1 excluded), each boot:"
-		row kernel/boot samples min median max
+		if [ "$nowork" = 1 ]; then
+			echo "no work check and no CPU time: the selftests of $st_from print neither (6.1's d-fast-clear/0007 adds them)"
+		else
+			read -r _ a x b < <(head -1 "$out/dirty.${dkinds[0]}.1/$m.work")
+			echo "work, the same for every kernel and boot (checked): $a pages dirty and cleared a CLEAR, $x page faults after it ($b fast)"
+			if [ -n "$per_ns" ]; then
+				echo "guest instructions retired by the clearing thread per CLEAR, millions (its CPU time under a clock that counts them), each boot:"
+			else
+				echo "CPU time of the clearing thread per CLEAR, ms, each boot:"
+			fi
+			dirty_table "$m" ins insmed "${per_ns:+$a}"
+			echo
+		fi
+		echo "wall time per CLEAR, ms (the guest's clock: ${per_ns:+instructions, and }whatever else the guest CPU ran meanwhile), each boot:"
+		dirty_table "$m" ms bootmed ""
+	done
+}
+
+# dirty_table MODE FIGURE BOOTMED PAGES: each boot's samples of FIGURE
+# (ms or ins), all boots, then each kernel against the first and against
+# the one before it (each round's ratio of boot medians); with PAGES, the
+# median over a page (instructions a page)
+dirty_table() {
+	local m=$1 f=$2 bm=$3 pages=$4 v r k b x a
+	row kernel/boot samples min median max
+	for v in "${dkinds[@]}"; do
+		for r in $(seq "$rounds"); do
+			read -ra a < <(stats "$out/dirty.$v.$r/$m.$f")
+			row "${v%%-*} $r" "${a[@]}"
+		done
+	done
+	echo "all boots together:"
+	for v in "${dkinds[@]}"; do
+		read -ra a < <(stats "$out/$m.${v%%-*}.$f")
+		row "${v%%-*}" "${a[@]}"
+	done
+	if [ -n "$pages" ]; then
 		for v in "${dkinds[@]}"; do
-			for r in $(seq "$rounds"); do
-				read -ra a < <(stats "$out/dirty.$v.$r/$m.ms")
-				row "${v%%-*} $r" "${a[@]}"
-			done
+			echo "${v%%-*}: $(awk -v x="$(med "$out/$m.${v%%-*}.$f")" -v p="$pages" 'BEGIN { printf "%.0f", x * 1e6 / p }') instructions a page (median)"
 		done
-		echo "all boots together:"
-		for v in "${dkinds[@]}"; do
-			read -ra a < <(stats "$out/$m.${v%%-*}.ms")
-			row "${v%%-*}" "${a[@]}"
-		done
-		b=${dkinds[0]%%-*}
-		for v in "${dkinds[@]:1}"; do
-			k=${v%%-*}
-			echo "$k/$b (medians of all samples): $(ratio "$(med "$out/$m.$k.ms")" "$(med "$out/$m.$b.ms")")"
-			echo "$k/$b, each round (boot medians): $(paired "$out/$m.$k.bootmed" "$out/$m.$b.bootmed")"
-		done
-		# each kernel against the one before it: one step's own figure
-		x=${dkinds[1]%%-*}
-		for v in "${dkinds[@]:2}"; do
-			k=${v%%-*}
-			echo "$k/$x, each round (boot medians): $(paired "$out/$m.$k.bootmed" "$out/$m.$x.bootmed")"
-			x=$k
-		done
+	fi
+	b=${dkinds[0]%%-*}
+	for v in "${dkinds[@]:1}"; do
+		k=${v%%-*}
+		echo "$k/$b (medians of all samples): $(ratio "$(med "$out/$m.$k.$f")" "$(med "$out/$m.$b.$f")")"
+		echo "$k/$b, each round (boot medians): $(paired "$out/$m.$k.$bm" "$out/$m.$b.$bm")"
+	done
+	# each kernel against the one before it: one step's own figure
+	x=${dkinds[1]%%-*}
+	for v in "${dkinds[@]:2}"; do
+		k=${v%%-*}
+		echo "$k/$x, each round (boot medians): $(paired "$out/$m.$k.$bm" "$out/$m.$x.$bm")"
+		x=$k
 	done
 }
 

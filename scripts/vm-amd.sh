@@ -3,7 +3,10 @@
 # Boot the variant's kernel in QEMU (TCG, -cpu max: AMD SVM with NPT; or
 # ACCEL=kvm for -accel kvm -cpu host on a host with VMX/SVM; ACCEL=mttcg
 # for multi-threaded TCG, one host thread per vCPU: vCPUs interleave finely,
-# but it hung about one long run in five on this platform), the host's /
+# but it hung about one long run in five on this platform; ACCEL=icount
+# for single-threaded TCG whose guest clock counts instructions, one a
+# nanosecond: a guest's CPU time is then the instructions it retired,
+# whatever the host's speed; make bench's dirty runs use it), the host's /
 # as a read-only 9p root, run the command (bash) in the guest and exit with
 # its status.  The guest's console and dmesg are saved in the -o dir.
 # Exit codes: the command's, or 123 the guest died (panic, reboot), 124
@@ -28,12 +31,13 @@ rm -f "$dir"/{rc,dmesg,console.log,progress,times}
 case ${ACCEL:-tcg} in
 tcg) accel=(-accel "tcg,thread=single" -cpu max) ;;
 mttcg) accel=(-accel "tcg,thread=multi" -cpu max) ;;
+icount) accel=(-accel "tcg,thread=single" -icount "shift=0,sleep=off" -cpu max) ;;
 kvm)
 	[ -w /dev/kvm ] || die "ACCEL=kvm: /dev/kvm missing or not writable"
 	grep -qwE 'vmx|svm' /proc/cpuinfo ||
 		die "ACCEL=kvm: this host's CPU offers neither VMX nor SVM, so KVM cannot run nested guests; use the default ACCEL=tcg"
 	accel=(-accel kvm -cpu host) ;;
-*) die "ACCEL must be tcg, mttcg or kvm, not '$ACCEL'" ;;
+*) die "ACCEL must be tcg, mttcg, icount or kvm, not '$ACCEL'" ;;
 esac
 
 {
