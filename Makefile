@@ -10,7 +10,7 @@ RESULTS := $(shell . bases/$(BASE)/base.conf 2>/dev/null && echo "$$RESULTS")
 T := bases/$(BASE)/tests
 .DEFAULT_GOAL := help
 
-.PHONY: help setup tree retag build build-base test test-full test-stable test-unheld shell baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
+.PHONY: help setup tree retag build build-base test test-full test-stable test-unheld shell deb deb-test baseline bench migrate check checkpatch bisect series export shellcheck mutants mutants-check coverage rebase report
 
 # Bare make: the targets (README.md has them in a table).
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make test-stable  each stable posting alone on the base (the base's own tests, and its own)"
 	@echo "make test-unheld  the stack without the held groups, default lists (their tests skipped)"
 	@echo "make shell      a shell on the patched kernel's console (VARIANT=, KVM_PARAMS=, HUGEPAGES=)"
+	@echo "make deb        installable packages with Debian's config (DEB_FLAVOUR=); make deb-test boots them"
 	@echo "make mutants    deliberate bugs the tests must catch (MUTANTS=regex)"
 	@echo "make bench      base vs patched (BENCH=dirty|nx|cr0|all ROUNDS=N BENCH_KIND=perf|lockstat|debug PLATFORM=amd|intel|all)"
 	@echo "make migrate    live-migration check;  make baseline  re-record the base's tests/baseline*"
@@ -109,6 +110,15 @@ test-stable: tree
 # kvm loaded with KVM_PARAMS, the selftests at hand (scripts/shell.sh).
 shell:
 	$(S)/shell.sh $(VARIANT)
+# The kernel as a distribution builds it: VARIANT's stack (default patched)
+# with Debian's own configuration (DEB_FLAVOUR=cloud-amd64|amd64), as
+# installable packages (bindeb-pkg), after a check that arch/x86/kvm has no
+# warning the base lacks; deb-test boots the package's kernel on the AMD
+# platform and runs KVM selftests with its modules (docs/deb.md).  Not CI.
+deb: tree
+	$(S)/deb.sh $(VARIANT)
+deb-test:
+	$(S)/deb-test.sh $(VARIANT)
 # The stack without the held groups (our own fixes not in mainline yet):
 # what a carrier who takes only upstream commits runs.  Builds the kernel
 # of tag unheld and runs the default lists on it; the held groups' tests
