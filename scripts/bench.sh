@@ -198,10 +198,12 @@ ratios() {
 # guest whose clock counts instructions, i.e. the instructions the CLEAR
 # retired (on AMD under QEMU -icount, one a nanosecond, ACCEL=icount; on
 # Intel Bochs' clock, KS_BOCHS_IPS a second), the headline: it does not
-# depend on how fast the host runs the emulator, nor on what else the guest
-# CPU ran meanwhile; and the work (the pages found dirty and cleared, the
-# vCPUs' page faults after the CLEAR before), which must be the same for
-# every kernel and boot, or the run fails: a clear that does less is not
+# follow how fast the host runs the emulator, nor count the other threads
+# of the guest CPU (interrupts taken during the CLEAR do count: a spread
+# of a few percent between iterations); and the work (the pages found
+# dirty and cleared, the vCPUs' page faults after each CLEAR, one more
+# untimed pass checking the last), which must be the same for every
+# kernel and boot, or the run fails: a clear that does less is not
 # faster.  One guest CPU (KS_CPUS on AMD, KS_BOCHS_CPUS on Intel).
 bench_dirty() {
 	local r v k m a x b modes=(dirty) lines f d ref per_ns nowork=0
@@ -242,7 +244,7 @@ bench_dirty() {
 				# d-fast-clear/0007): wall time alone, said below
 				if [ ! -s "$d/$m.work" ] && [ ! -s "$d/$m.ins" ]; then
 					nowork=1
-				elif [ "$(wc -l <"$d/$m.work")" != "$(wc -l <"$d/$m.ms")" ] || [ "$(wc -l <"$d/$m.ins")" != "$(wc -l <"$d/$m.ms")" ]; then
+				elif [ "$(wc -l <"$d/$m.work")" -lt "$(wc -l <"$d/$m.ms")" ] || [ "$(wc -l <"$d/$m.ins")" != "$(wc -l <"$d/$m.ms")" ]; then
 					die "$f: work or CPU time lines missing for some iterations"
 				fi
 				cat "$d/$m.ins" >>"$out/$m.$k.ins"
@@ -259,8 +261,9 @@ bench_dirty() {
 		for r in $(seq "$rounds"); do
 			for v in "${dkinds[@]}"; do
 				cmp -s "$ref" "$out/dirty.$v.$r/$m.work" || {
+					echo "iteration, pages dirty, page faults, fast ones: ${dkinds[0]%%-*} (boot 1) <, ${v%%-*} (boot $r) >" >&2
 					diff "$ref" "$out/dirty.$v.$r/$m.work" >&2 || true
-					die "$m: ${v%%-*} (boot $r) did other work than ${dkinds[0]%%-*} (boot 1): iteration, pages dirty, page faults, fast ones above; a clear that leaves pages writable loses them"
+					die "$m: ${v%%-*} (boot $r) did other work than ${dkinds[0]%%-*} (boot 1), above: fewer pages dirty means a CLEAR left pages writable or dirty, i.e. lost them"
 				}
 			done
 		done
