@@ -505,13 +505,19 @@ nx_or_note() {
 # stamp (lib.sh), in $base_out/runs/DATE.PLATFORM.BENCH.KIND: make report
 # shows the last two runs of each
 record() {
-	local f svg pre
+	local f svg pre kind
 	if [ "$1" = nx ] && [ "$plat" = intel ] && [ "${INTEL_NX:-0}" != 1 ]; then
 		nx_or_note
 		return
 	fi
 	mkdir -p "$base_out/runs"
-	f=$base_out/runs/$(date -u +%Y%m%dT%H%M%S).$plat.$1.${BENCH_KIND:-perf}
+	kind=${BENCH_KIND:-perf}
+	# dirty on AMD under another clock than icount measures something
+	# else: a key of its own (make report shows the last two of each key)
+	if [ "$1" = dirty ] && [ "$plat" = amd ] && [ "${ACCEL:-icount}" != icount ]; then
+		kind=$kind-$ACCEL
+	fi
+	f=$base_out/runs/$(date -u +%Y%m%dT%H%M%S).$plat.$1.$kind
 	record_open "$f"
 	{
 		pre=""
