@@ -7,7 +7,7 @@ pkgs=(qemu-system-x86 ccache flex bison libelf-dev libssl-dev bc rsync cpio
       kmod xz-utils git make gcc perl python3 coreutils procps util-linux
       shellcheck python3-ply python3-git libc6-dev
       bochs bochsbios vgabios isolinux syslinux-common xorriso busybox-static
-      gnuplot-nox)
+      gnuplot-nox dpkg-dev fakeroot openssl file)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
