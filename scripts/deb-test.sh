@@ -12,7 +12,8 @@
 # test that needs one that cannot change at run time fails.
 # DEB_TESTS: list entry names (default: dirty_log_test's three modes,
 # nx_huge_pages_test.reboot, cr0_wp_test).  Prints each result as it
-# comes, then "N passed, N failed"; the console stays in
+# comes, then "N passed, N failed, N skipped" (a selftest's own skip, exit
+# 4, is a skip); the console stays in
 # $KS_CACHE/BASE/deb/VARIANT-FLAVOUR/boot/console.log, the modules'
 # parameters at load in boot/params.  DEB_TIMEOUT: seconds before QEMU is
 # stopped (default 7200; not a verdict on speed: a boot that hangs).
@@ -147,6 +148,7 @@ initrd=$out/initrd.gz
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$initrd"
 boot=$out/boot
 mkdir -p "$boot"
+rm -f "$boot/results" "$boot/report.txt"
 log "booting $krel ($(du -h "$initrd" | cut -f1) initramfs) on the AMD platform: ${tests[*]}"
 log "console in $boot/console.log"
 # no host-speed limit: not a CI step; a boot that stops is for Ctrl-C
@@ -163,8 +165,12 @@ while kill -0 "$qpid" 2>/dev/null; do
 	if [ "${n:-0}" -gt "$seen" ]; then
 		grep '^ks-deb-result:' "$boot/console.log" | tr -d '\r' | sed -n "$((seen + 1)),${n}p" |
 			while read -r _ name rc secs; do
-				if [ "$rc" = 0 ]; then echo "ok $name # ${secs}s"; else echo "not ok $name # rc $rc, ${secs}s"; fi
-			done
+				case $rc in
+				0) echo "ok $name # ${secs}s" ;;
+				4) echo "ok $name # SKIP (the test's own skip: see the console)" ;;
+				*) echo "not ok $name # rc $rc, ${secs}s" ;;
+				esac
+			done | tee -a "$boot/results"
 		seen=$n
 	fi
 done
@@ -174,13 +180,25 @@ qpid=""
 grep -q '^ks-deb: done' "$boot/console.log" || die "the VM ended before the tests did (QEMU status $rc); see $boot/console.log"
 tr -d '\r' <"$boot/console.log" >"$boot/console.txt"
 grep '^ks-deb-param:' "$boot/console.txt" | sed 's/^ks-deb-param: /  /' >"$boot/params"
+# a selftest's own skip (KSFT_SKIP, 4: e.g. an option Debian does not
+# set) is a skip, not a pass
 pass=$(awk '$1 == "ks-deb-result:" && $3 == 0' "$boot/console.txt" | wc -l)
-fail=$(awk '$1 == "ks-deb-result:" && $3 != 0' "$boot/console.txt" | wc -l)
-[ $((pass + fail)) = ${#tests[@]} ] || { fail=$((fail + ${#tests[@]} - pass - fail)); log "some tests gave no result"; }
+skip=$(awk '$1 == "ks-deb-result:" && $3 == 4' "$boot/console.txt" | wc -l)
+fail=$(awk '$1 == "ks-deb-result:" && $3 != 0 && $3 != 4' "$boot/console.txt" | wc -l)
+[ $((pass + skip + fail)) = ${#tests[@]} ] || { fail=$((${#tests[@]} - pass - skip)); log "some tests gave no result"; }
 if grep '^ks-dmesg:' "$boot/console.txt" | "$TOP/scripts/splat.sh" /dev/stdin; then
 	log "a splat in the kernel's log (above)"
 	fail=$((fail + 1))
 fi
 log "kvm and kvm_amd parameters at load: $boot/params"
-echo "$pass passed, $fail failed"
+# what make report's reader needs, from this run alone
+{
+	stamp "scripts/deb-test.sh $variant (DEB_FLAVOUR=$flavour)"
+	echo "kernel: $krel from ${img[0]##*/}, sha256 $(sha256sum "${img[0]}" | cut -d' ' -f1)"
+	echo "modules loaded: $(sed 's#.*/##' "$root/ks/modules" | paste -sd' ' -), no options"
+	echo
+	cat "$boot/results"
+	echo "$pass passed, $fail failed, $skip skipped"
+} >"$boot/report.txt"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
