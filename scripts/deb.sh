@@ -52,7 +52,7 @@ cdeb=$DL/${CONFIG_PKG}_${CONFIG_PIN}_amd64.deb
 if [ ! -f "$cdeb" ]; then
 	log "downloading $CONFIG_PKG=$CONFIG_PIN"
 	(cd "$DL" && apt_base download "$CONFIG_PKG=$CONFIG_PIN" >/dev/null 2>"$DL/apt-config.log") ||
-		die "apt cannot fetch $CONFIG_PKG=$CONFIG_PIN (offered: $(apt_base_cache madison "$CONFIG_PKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); printf "%s ", $2 }')); see $DL/apt-config.log"
+		die "apt cannot fetch $CONFIG_PKG=$CONFIG_PIN (offered: $(pkg_versions "$CONFIG_PKG" | paste -sd' ' -)); see $DL/apt-config.log"
 fi
 sum=$(sha256sum "$cdeb" | cut -d' ' -f1)
 [ "$sum" = "$CONFIG_DEB_SHA256" ] || { rm -f "$cdeb"; die "$cdeb: sha256 $sum, expected $CONFIG_DEB_SHA256"; }
@@ -82,7 +82,8 @@ src_at() {
 	echo "$id" >"$1/.ks-rev"
 }
 
-# configure DIR SRC: Debian's file with our two changes, checked
+# configure DIR SRC: Debian's file with our two changes and the kernel's
+# defaults for what it leaves to Debian's build, checked
 configure() {
 	mkdir -p "$1"
 	cp "$out/config.debian" "$1/.config"

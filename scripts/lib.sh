@@ -104,10 +104,13 @@ apt_private_update() {
 }
 apt_base() { local apt_opts=(); apt_private; apt-get ${apt_opts[@]+"${apt_opts[@]}"} "$@"; }
 apt_base_cache() { local apt_opts=(); apt_private; apt-cache ${apt_opts[@]+"${apt_opts[@]}"} "$@"; }
-# base_versions: the versions of $BASE_PKG that apt offers, oldest first
-base_versions() {
-	apt_base_cache madison "$BASE_PKG" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -uV
+# pkg_versions PKG: the versions of PKG that apt offers where the base
+# comes from (e.g. the base's CONFIG_PKG), oldest first; base_versions:
+# those of $BASE_PKG
+pkg_versions() {
+	apt_base_cache madison "$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -uV
 }
+base_versions() { pkg_versions "$BASE_PKG"; }
 # help: print the calling script's header comment (its usage) and exit;
 # -h/--help as the first argument of any script that sources this file.
 help() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0; }
